@@ -1,0 +1,1 @@
+# agent/automake.mk -- build rules for agent/ (included by Makefile.am).

@@ -1,0 +1,1 @@
+# config/automake.mk -- build rules for config/ (included by Makefile.am).

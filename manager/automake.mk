@@ -1,0 +1,1 @@
+# manager/automake.mk -- build rules for manager/ (included by Makefile.am).

@@ -1,0 +1,1 @@
+# policy/automake.mk -- build rules for policy/ (included by Makefile.am).

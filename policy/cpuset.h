@@ -1,0 +1,49 @@
+/* policy/cpuset.h -- Fixed-size CPU bitmaps for the policy core.
+ *
+ * The policy core allocates nothing per decision, so CPU sets are plain
+ * values of POL_MAX_CPUS bits (no 64-CPU cap, unlike DPDK's masks).  They
+ * are copied by assignment.  Host CPU numbers are Linux logical CPU ids. */
+
+#ifndef VPOWER_POLICY_CPUSET_H
+#define VPOWER_POLICY_CPUSET_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POL_MAX_CPUS 1024
+#define CPUSET_WORDS (POL_MAX_CPUS / 64)
+
+struct cpuset {
+    uint64_t w[CPUSET_WORDS];
+};
+
+void cpuset_zero(struct cpuset *);
+void cpuset_set(struct cpuset *, unsigned cpu);   /* cpu < POL_MAX_CPUS */
+void cpuset_clr(struct cpuset *, unsigned cpu);
+bool cpuset_has(const struct cpuset *, unsigned cpu);
+unsigned cpuset_count(const struct cpuset *);
+bool cpuset_empty(const struct cpuset *);
+bool cpuset_equal(const struct cpuset *, const struct cpuset *);
+bool cpuset_subset(const struct cpuset *a, const struct cpuset *b); /* a<=b */
+void cpuset_and(struct cpuset *dst, const struct cpuset *a,
+                const struct cpuset *b);
+void cpuset_or(struct cpuset *dst, const struct cpuset *a,
+               const struct cpuset *b);
+void cpuset_andnot(struct cpuset *dst, const struct cpuset *a,
+                   const struct cpuset *b);            /* a & ~b */
+/* Lowest CPU >= 'from' in the set, or -1. */
+int cpuset_next(const struct cpuset *, unsigned from);
+#define CPUSET_FOREACH(CPU, SET) \
+    for (int CPU = cpuset_next(SET, 0); CPU >= 0; \
+         CPU = cpuset_next(SET, (unsigned) CPU + 1))
+
+/* Parses a Linux cpulist ("0-3,8,10-11") into 'set'.  Returns 0, or
+ * -EINVAL on syntax errors, ranges backwards, or CPUs >= POL_MAX_CPUS.
+ * Trailing whitespace/newline is accepted (sysfs files end in one). */
+int cpuset_parse(struct cpuset *set, const char *list);
+/* Formats 'set' as a cpulist into 'buf' (always NUL-terminated).  Returns
+ * the length it needed, like snprintf. */
+int cpuset_format(const struct cpuset *set, char *buf, size_t len);
+
+#endif /* policy/cpuset.h */

@@ -1,0 +1,232 @@
+/* policy/policy.h -- The pure power policy: load tracking, consolidation,
+ * frequency and idle choice.
+ *
+ * vpower is the "power scheduler" of the 2013 kernel debate: it decides
+ * capacity (which cores are awake, at what frequency, how deep the others
+ * may sleep) and leaves the host kernel scheduler to balance vCPU threads
+ * inside the sets it allows.  pol_decide() turns one snapshot into a plan.
+ * It performs no I/O, reads no clock, keeps no globals and allocates
+ * nothing: what it remembers between calls lives in the caller-owned
+ * 'struct pol_state', and per-vCPU load history in 'struct pol_load'
+ * which the caller keeps next to each vCPU.  vpowerd, vpower-sim and the
+ * unit tests all call exactly this code. */
+
+#ifndef VPOWER_POLICY_H
+#define VPOWER_POLICY_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/cpuset.h"
+#include "policy/model.h"
+
+/* ---- Per-VM policy, as operators set it ---------------------------- */
+
+enum pol_kind {
+    POL_BALANCED = 0,      /* Default: pack with headroom, EAS choice. */
+    POL_PERFORMANCE,       /* Never packed, own cores, max frequency,
+                            * shallow idle: power does not matter. */
+    POL_POWERSAVE,         /* Pack tighter, lower frequency. */
+    POL_N_KINDS
+};
+
+const char *pol_kind_name(enum pol_kind);           /* "balanced", ... */
+int pol_kind_parse(const char *name, enum pol_kind *out); /* 0 / -EINVAL */
+
+struct pol_vm_policy {
+    enum pol_kind kind;
+    uint32_t latency_us;     /* 0 = none; else caps idle depth (exit
+                              * latency) on every core the VM may use. */
+    uint32_t min_freq_khz;   /* 0 = none; floor for the VM's domains. */
+    bool never_offline;      /* Cores this VM may use are never offlined. */
+    bool share_smt;          /* May share SMT siblings with other VMs. */
+};
+
+/* Guest hints, already validated and rate-limited by the manager.  Times
+ * are absolute on the caller's monotonic clock; 0 = not active. */
+struct pol_hints {
+    uint64_t latency_until_ns;   /* Latency-critical work in progress. */
+    uint32_t latency_us;         /* Bound given with that hint (0=none). */
+    uint64_t boost_until_ns;     /* Max frequency until then. */
+    uint64_t idle_until_ns;      /* Guest expects to be idle until then. */
+    uint64_t batch_until_ns;     /* Throughput work: may be packed tight. */
+};
+
+struct pol_vm {
+    uint32_t id;                 /* Caller's stable id (for messages). */
+    struct pol_vm_policy policy;
+    struct pol_hints hints;
+    bool unmanaged;              /* Statically pinned by the admin: never
+                                  * moved; its load still counts on the
+                                  * CPUs it is pinned to ('fixed'). */
+    struct cpuset fixed;         /* For unmanaged VMs: their CPUs. */
+    uint32_t first_vcpu;         /* Its vCPUs are vcpus[first_vcpu ..
+                                  * first_vcpu + n_vcpus - 1]. */
+    uint32_t n_vcpus;
+};
+
+/* ---- Load tracking -------------------------------------------------- */
+
+/* Caller-owned, one per vCPU, zero-initialised when the vCPU appears. */
+struct pol_load {
+    uint32_t avg_cap;        /* Decayed average busy, capacity units. */
+    uint32_t peak_cap;       /* Recent peak busy (fast up, slow decay). */
+    uint32_t ready_ppm;      /* Decayed run-queue delay, ppm of time. */
+    uint32_t last_cap;       /* Busy in the last interval. */
+    uint32_t last_ready_ppm; /* Ready in the last interval. */
+    uint32_t n_samples;      /* Saturates; used for warm-up. */
+};
+
+/* Folds one interval's observation into 'l'.  'busy_ns' and 'ready_ns'
+ * were measured over 'interval_ns' (> 0; else nothing happens) while the
+ * vCPU ran on 'cpu' (-1 unknown: nominal capacity is assumed) whose domain
+ * ran at 'freq_khz' (0 = unknown: nominal).  Busy time is converted to
+ * capacity units at that frequency, so a slowed core does not look
+ * busier.  Values above the interval are clamped. */
+void pol_load_update(struct pol_load *l, const struct pol_model *m,
+                     int cpu, uint32_t freq_khz, uint64_t busy_ns,
+                     uint64_t ready_ns, uint64_t interval_ns);
+
+/* ---- Decision input and output -------------------------------------- */
+
+struct pol_vcpu {
+    uint32_t vm;             /* Index into pol_input.vms. */
+    uint32_t idx;            /* Guest vCPU number. */
+    struct pol_load load;
+    int32_t cpu;             /* Host CPU it last ran on, -1 unknown. */
+};
+
+struct pol_input {
+    const struct pol_vm *vms;
+    size_t n_vms;
+    const struct pol_vcpu *vcpus;
+    size_t n_vcpus;
+    struct cpuset managed;       /* CPUs the policy may use and change. */
+    struct cpuset online;        /* Currently online. */
+    uint64_t now_ns;             /* Caller's monotonic clock. */
+    bool override_performance;   /* Host-wide "power does not matter". */
+    uint32_t thermal_cap_khz[POL_MAX_DOMAINS]; /* 0 = no cap. */
+};
+
+struct pol_config {
+    uint32_t headroom_pct;       /* Spare capacity kept on packed cores
+                                  * (default 20: fill to 80%). */
+    uint32_t powersave_headroom_pct; /* For powersave VMs (default 10). */
+    uint32_t spread_ready_ppm;   /* Ready time that forces spreading
+                                  * at once (default 50000 = 5%). */
+    uint64_t pack_dwell_ns;      /* Min time between two packing steps
+                                  * (default 30 s); spreading is never
+                                  * delayed. */
+    uint32_t warmup_samples;     /* Samples before a vCPU may be packed
+                                  * (default 3). */
+    uint64_t min_interval_ns;    /* Adaptive period bounds (1 s, 10 s). */
+    uint64_t max_interval_ns;
+    bool allow_offline;          /* Offline parked cores (never CPU0). */
+    bool use_turbo;              /* Turbo points when the model says it
+                                  * pays (lone busy vCPU). */
+};
+
+/* Fills 'c' with the documented defaults above. */
+void pol_config_default(struct pol_config *c);
+
+/* Why a VM is placed where it is; see pol_explain(). */
+enum pol_reason {
+    POL_R_PACKED = 0,        /* Shares the packed active set. */
+    POL_R_PERFORMANCE,       /* Own cores: performance policy. */
+    POL_R_LATENCY_HINT,      /* Own cores: latency-critical hint. */
+    POL_R_OVERRIDE,          /* Host-wide performance override. */
+    POL_R_READY_SPREAD,      /* Spread: ready time above threshold. */
+    POL_R_UNMANAGED,         /* Static pinning by the admin. */
+    POL_R_WARMUP,            /* Not enough samples yet: left spread. */
+    POL_N_REASONS
+};
+const char *pol_reason_text(enum pol_reason);
+
+/* A plan: the complete target state of everything vpower controls.  Also
+ * used to describe what is currently applied, so pol_plan_diff() can turn
+ * two plans into actions.  Create with pol_plan_create() for a maximum
+ * number of VMs and vCPUs; caller owns it. */
+struct pol_plan {
+    size_t max_vms, max_vcpus;
+    size_t n_vms, n_vcpus;           /* As in the input it came from. */
+    struct cpuset active;            /* CPUs kept awake for guests. */
+    struct cpuset offline;           /* CPUs to take offline (only with
+                                      * allow_offline; never CPU0). */
+    uint32_t dom_freq_khz[POL_MAX_DOMAINS]; /* Target; 0 = leave alone. */
+    int8_t idle_limit[POL_MAX_CPUS]; /* Deepest allowed idle state index
+                                      * per CPU; -1 = no limit. */
+    struct cpuset *vcpu_allowed;     /* [max_vcpus]: where each may run. */
+    struct cpuset *vm_emulator;      /* [max_vms]: emulator/IO threads. */
+    uint8_t *vm_reason;              /* [max_vms]: enum pol_reason. */
+    uint64_t next_interval_ns;       /* When to decide again. */
+    uint32_t est_power_mw;           /* Model estimate for this plan at
+                                      * the tracked load. */
+};
+
+struct pol_plan *pol_plan_create(size_t max_vms, size_t max_vcpus);
+void pol_plan_destroy(struct pol_plan *);     /* NULL is fine. */
+void pol_plan_copy(struct pol_plan *dst, const struct pol_plan *src);
+
+/* Opaque hysteresis state (current active count, last packing time...). */
+struct pol_state;
+struct pol_state *pol_state_create(const struct pol_model *m,
+                                   const struct pol_config *c);
+void pol_state_destroy(struct pol_state *);   /* NULL is fine. */
+
+/* Decides the target state for 'in' into 'plan' (which must have room:
+ * in->n_vms <= max_vms, in->n_vcpus <= max_vcpus, else -ENOSPC and
+ * nothing changes).  Returns 0, or -EINVAL if a vCPU names a VM out of
+ * range or a VM's vCPU range is outside 'vcpus'.  Guarantees: every
+ * managed vCPU's allowed set is non-empty and inside managed & online &
+ * active; performance VMs never share a physical core; no active core is
+ * planned over capacity * (100 - headroom)% unless all managed cores are
+ * already active.  Updates 'st'. */
+int pol_decide(struct pol_state *st, const struct pol_input *in,
+               struct pol_plan *plan);
+
+/* ---- Plans as actions ---------------------------------------------- */
+
+enum pol_action_type {
+    POL_A_ONLINE,         /* cpu */
+    POL_A_PIN_VCPU,       /* vm, vcpu (index into vcpus), set */
+    POL_A_PIN_EMULATOR,   /* vm, set */
+    POL_A_SET_FREQ,       /* domain, khz */
+    POL_A_IDLE_LIMIT,     /* cpu, state (-1 = none) */
+    POL_A_OFFLINE,        /* cpu */
+};
+
+struct pol_action {
+    enum pol_action_type type;
+    uint32_t vm, vcpu, cpu, domain, khz;
+    int32_t state;
+    struct cpuset set;
+};
+
+/* Writes into 'acts' (room for 'max') the actions that turn 'cur' into
+ * 'next', in a safe order: online first, then pins, then frequencies and
+ * idle limits, offline last.  Returns the number of actions, or -ENOSPC
+ * if 'max' is too small.  Identical plans give 0. */
+int pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
+                  struct pol_action *acts, size_t max);
+
+/* ---- Energy ----------------------------------------------------------- */
+
+/* Estimated host power (mW) for 'plan' when each CPU is busy
+ * 'cpu_busy_ppm[cpu]' of the time at its planned frequency: busy power of
+ * each physical core at its operating point, idle power of the rest of
+ * the time in the deepest state its limit allows (parked and offline
+ * cores: deepest / zero), cluster, uncore and platform power.  The one
+ * energy function shared by decide (EAS choice), the simulator and the
+ * exporter. */
+uint32_t pol_energy_power_mw(const struct pol_model *m,
+                             const struct pol_plan *plan,
+                             const uint32_t *cpu_busy_ppm);
+
+/* Writes a one-paragraph human explanation of why VM 'vm' (index into
+ * in->vms) is placed as in 'plan' and what would change it. */
+void pol_explain(const struct pol_state *st, const struct pol_input *in,
+                 const struct pol_plan *plan, size_t vm,
+                 char *buf, size_t len);
+
+#endif /* policy/policy.h */

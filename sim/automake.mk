@@ -1,0 +1,1 @@
+# sim/automake.mk -- build rules for sim/ (included by Makefile.am).

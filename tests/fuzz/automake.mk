@@ -1,0 +1,1 @@
+# tests/fuzz/automake.mk

@@ -1,0 +1,1 @@
+# tests/lint/automake.mk

@@ -1,0 +1,1 @@
+# tests/sim/automake.mk
