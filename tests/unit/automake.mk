@@ -1,1 +1,4 @@
-# tests/unit/automake.mk
+# tests/unit/automake.mk -- cmocka unit tests, one fragment per area.
+include tests/unit/policy.mk
+include tests/unit/manager.mk
+include tests/unit/agent.mk

@@ -1,0 +1,1 @@
+# tests/unit/agent.mk -- unit tests of agent/.

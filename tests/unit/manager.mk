@@ -1,0 +1,1 @@
+# tests/unit/manager.mk -- unit tests of manager/.

@@ -1,0 +1,1 @@
+# tests/unit/policy.mk -- unit tests of policy/.
