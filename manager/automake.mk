@@ -1,1 +1,9 @@
-# manager/automake.mk -- build rules for manager/ (included by Makefile.am).
+# manager/automake.mk -- host-side programs and their shared library.
+#
+# manager/libvpowermgr.a holds the modules that vpowerd, vpowerctl, the
+# exporter and the unit tests share (event loop, logging, protocol).
+noinst_LIBRARIES += manager/libvpowermgr.a
+manager_libvpowermgr_a_SOURCES = \
+	manager/log.c manager/log.h \
+	manager/sched.c manager/sched.h \
+	manager/util.c manager/util.h

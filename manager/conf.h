@@ -1,0 +1,56 @@
+/* manager/conf.h -- vpowerd.conf: directives, defaults and the parser.
+ *
+ * One directive per line, '#' comments, chrony style.  The parser is pure
+ * (text in, struct out) so it is unit-tested and fuzzed without files.
+ * Errors are "FILE:LINE: reason" and the daemon refuses to start. */
+
+#ifndef VPOWER_CONF_H
+#define VPOWER_CONF_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/cpuset.h"
+#include "policy/policy.h"
+
+struct vpd_conf {
+    char connect_uri[256];          /* connect qemu:///system */
+    char sysfs_root[256];           /* sysfs_root /sys/devices/system/cpu */
+    char model_file[256];           /* energy_model FILE ("" = from sysfs) */
+    char journal_path[256];         /* journal /run/vpower/journal */
+    char socket_path[256];          /* control_socket /run/vpower/vpowerd.sock */
+    char admin_group[64];           /* admin_group NAME ("" = root only) */
+    char record_path[256];          /* record FILE ("" = off) */
+    struct cpuset managed;          /* managed_cpus LIST (default: all) */
+    bool managed_set;
+    enum pol_kind default_policy;   /* default_policy balanced */
+    bool override_performance;      /* override performance|off */
+    bool manage_static_pinned;      /* manage_static_pinned no */
+    bool allow_offline;             /* offline_cores no */
+    bool dry_run;                   /* dry_run no */
+    uint32_t period_ms;             /* period_ms 1000 (min interval) */
+    uint32_t max_period_ms;         /* max_period_ms 10000 */
+    uint32_t headroom_pct;          /* headroom_pct 20 */
+    uint32_t spread_ready_pct;      /* spread_ready_pct 5 */
+    uint32_t pack_dwell_ms;         /* pack_dwell_ms 30000 */
+    uint32_t hint_rate;             /* hint_rate 20 (per second per VM) */
+    bool use_turbo;                 /* turbo no */
+};
+
+void conf_defaults(struct vpd_conf *);
+
+/* Parses the whole 'text' of 'file' into 'c' (which holds defaults or an
+ * earlier include's values).  Returns 0, or -EINVAL with "FILE:LINE:
+ * reason" in 'err'. */
+int conf_parse(struct vpd_conf *c, const char *file, const char *text,
+               char *err, size_t errlen);
+
+/* Reads 'path' and parses it; I/O errors are reported the same way. */
+int conf_load(struct vpd_conf *c, const char *path, char *err,
+              size_t errlen);
+
+/* Fills a policy config from the daemon config. */
+void conf_to_policy(const struct vpd_conf *, struct pol_config *);
+
+#endif /* manager/conf.h */

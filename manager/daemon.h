@@ -1,0 +1,125 @@
+/* manager/daemon.h -- vpowerd's state and the calls other modules make.
+ *
+ * 'struct vpd' is the daemon: one instance, created in vpowerd.c and
+ * passed explicitly (no globals).  The cycle (daemon.c) samples through
+ * the drivers, feeds the policy, and applies the plan's actions; the
+ * control socket (cmds.c) and guest channels (guestchan.c) only read this
+ * state and call the functions below, which validate, record and then
+ * ask for a new decision with vpd_kick() -- nothing outside daemon.c
+ * actuates. */
+
+#ifndef VPOWER_DAEMON_H
+#define VPOWER_DAEMON_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manager/conf.h"
+#include "manager/drv.h"
+#include "policy/policy.h"
+
+struct sched;
+struct gch_conn;
+
+enum vpd_hint_kind {
+    VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
+    VPD_HINT_BOOST, VPD_HINT_IDLE, VPD_HINT_UTIL, VPD_N_HINTS
+};
+const char *vpd_hint_name(enum vpd_hint_kind);
+
+struct vpd_vcpu {
+    unsigned idx;                   /* Guest vCPU number. */
+    uint64_t last_time_ns;          /* Cumulative counters at last sample. */
+    uint64_t last_delay_ns;
+    uint64_t busy_total_ns;         /* Sums since vpowerd saw the vCPU. */
+    uint64_t ready_total_ns;
+    int cpu;                        /* Last host CPU, -1 unknown. */
+    struct pol_load load;           /* Policy's per-vCPU history. */
+    struct cpuset applied;          /* Allowed set as last applied. */
+    struct cpuset original;         /* As found, restored on exit. */
+};
+
+struct vpd_vm {
+    struct drv_dom dom;             /* Identity and static facts. */
+    struct pol_vm_policy policy;    /* From libvirt metadata or default. */
+    bool policy_from_metadata;
+    struct pol_hints hints;
+    bool unmanaged;
+    unsigned n_vcpus;
+    struct vpd_vcpu *vcpus;         /* [n_vcpus], owned. */
+    struct cpuset emu_applied, emu_original;
+    uint64_t hints_total[VPD_N_HINTS];
+    uint64_t hints_rejected;        /* Malformed, rate-limited, invalid. */
+    char last_hint[128];            /* Human text of the last hint. */
+    double energy_j;                /* Attributed estimated energy. */
+    enum pol_reason reason;         /* From the last plan. */
+    struct gch_conn *gch;           /* Guest channel, NULL if none. */
+    struct vpd_vm *next;
+};
+
+enum vpd_err_kind {
+    VPD_E_LIBVIRT, VPD_E_SYSFS, VPD_E_GUEST, VPD_E_CONFIG, VPD_E_JOURNAL,
+    VPD_N_ERRS
+};
+
+struct vpd_cpu {
+    bool present, online, managed;
+    uint32_t freq_khz;              /* Current, 0 unknown. */
+    struct drv_idle idle;           /* Last read. */
+    uint64_t nonidle_us;            /* Since start, from residency. */
+};
+
+struct vpd {
+    struct sched *sched;
+    struct vpd_conf conf;
+    const struct drv_hv_ops *hv_ops;
+    struct drv_hv *hv;
+    const struct drv_host_ops *host_ops;
+    struct drv_host *host;
+    struct pol_model model;
+    struct pol_config pcfg;
+    struct pol_state *pol;
+    struct pol_plan *plan;          /* Last decided. */
+    struct pol_plan *applied;       /* What is in force now. */
+    struct vpd_vm *vms;
+    size_t n_vms;
+    unsigned n_cpus;
+    struct vpd_cpu cpus[POL_MAX_CPUS];
+    bool override_performance;
+    bool dry_run;
+    uint64_t start_ns, last_cycle_ns;
+    uint64_t n_decisions;
+    uint64_t n_actions[POL_A_OFFLINE + 1];
+    uint64_t n_errors[VPD_N_ERRS];
+    double host_energy_j;           /* Estimated since start. */
+    double baseline_energy_j;       /* Same load under 'performance'. */
+    uint32_t est_power_mw;
+    uint64_t cycle_timer;
+};
+
+/* Looks a running VM up by name, UUID or numeric id (as virsh does). */
+struct vpd_vm *vpd_find_vm(struct vpd *, const char *key);
+
+/* Validates and sets 'vm''s policy: stores it in the domain's libvirt
+ * metadata (live and persistent) first, then in memory, then decides at
+ * once.  Returns 0, or -errno with a message naming the problem. */
+int vpd_set_policy(struct vpd *, struct vpd_vm *,
+                   const struct pol_vm_policy *, char *err, size_t errlen);
+
+/* Host-wide "maximum performance, power does not matter": takes effect
+ * in this call (a decision and its actions run before it returns). */
+void vpd_set_override(struct vpd *, bool on);
+
+/* Records a validated guest hint for 'vm' and decides at once (the loop
+ * reacts when a hint arrives, not at the next period). */
+void vpd_hint(struct vpd *, struct vpd_vm *, enum vpd_hint_kind,
+              uint32_t arg, const char *text);
+
+/* Runs a decision and applies it now (coalesced if already running). */
+void vpd_kick(struct vpd *);
+
+/* Counts a run-time error of 'kind' (exported as a metric). */
+void vpd_count_error(struct vpd *, enum vpd_err_kind);
+
+#endif /* manager/daemon.h */

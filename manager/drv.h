@@ -1,0 +1,140 @@
+/* manager/drv.h -- Driver tables: the only way vpowerd touches the world.
+ *
+ * Policy decides, drivers execute.  A hypervisor driver (libvirt, dummy)
+ * lists domains, samples vCPU times and pins threads; a host driver
+ * (sysfs with a configurable root, dummy) reads and sets CPU frequency,
+ * idle-state limits and online state and reads idle residency.  Every
+ * function returns 0 or a negative errno and never aborts on bad input
+ * from the kernel or libvirt: a bad value is an error for that one CPU
+ * or domain, logged and counted by the caller, never fatal.  Domains are
+ * named by UUID string (36 chars + NUL), which survives libvirtd
+ * restarts and id changes. */
+
+#ifndef VPOWER_DRV_H
+#define VPOWER_DRV_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/cpuset.h"
+
+struct sched;
+
+#define DRV_UUID_LEN 37
+#define DRV_NAME_LEN 128
+#define DRV_PATH_LEN 108          /* sun_path. */
+#define DRV_MAX_IDLE 8
+
+/* ---- Hypervisor ------------------------------------------------------ */
+
+struct drv_dom {
+    char uuid[DRV_UUID_LEN];
+    char name[DRV_NAME_LEN];
+    int id;                        /* Hypervisor id, -1 if not running. */
+    unsigned n_vcpus;              /* Currently online vCPUs. */
+    bool persistent;
+    bool static_pinning;           /* Admin's <cputune> pins: hands off. */
+    struct cpuset static_cpus;     /* Union of those pins. */
+    char agent_path[DRV_PATH_LEN]; /* Host end of the virtio-serial channel
+                                    * org.vpower.agent.0, "" if none. */
+};
+
+struct drv_vcpu_stat {
+    uint64_t time_ns;              /* Cumulative CPU time. */
+    uint64_t delay_ns;             /* Cumulative run-queue delay. */
+    bool has_delay;
+    int cpu;                       /* Last host CPU, -1 unknown. */
+};
+
+enum drv_event {
+    DRV_EV_STARTED,                /* Includes migrated in, resumed. */
+    DRV_EV_STOPPED,                /* Includes crashed, migrated out. */
+    DRV_EV_CHANGED,                /* vCPU count or definition changed. */
+    DRV_EV_DISCONNECTED,           /* Lost the hypervisor connection. */
+};
+typedef void drv_event_cb(void *aux, enum drv_event, const char *uuid);
+
+struct drv_hv;                     /* Driver instance, opaque. */
+
+struct drv_hv_ops {
+    const char *name;              /* "libvirt", "dummy". */
+    /* Connects to 'uri'; events go through 'sched' into 'cb'.  Returns
+     * an instance or NULL with 'err' filled. */
+    struct drv_hv *(*open)(const char *uri, struct sched *,
+                           drv_event_cb *cb, void *aux,
+                           char *err, size_t errlen);
+    void (*close)(struct drv_hv *);
+    /* Running domains; '*doms' is malloc'ed, caller frees. */
+    int (*list)(struct drv_hv *, struct drv_dom **doms, size_t *n);
+    int (*vcpu_stats)(struct drv_hv *, const char *uuid,
+                      struct drv_vcpu_stat *out, size_t max, size_t *n);
+    /* Live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition is
+     * never touched. */
+    int (*pin_vcpu)(struct drv_hv *, const char *uuid, unsigned vcpu,
+                    const struct cpuset *);
+    int (*pin_emulator)(struct drv_hv *, const char *uuid,
+                        const struct cpuset *);  /* And its iothreads. */
+    int (*get_vcpu_pin)(struct drv_hv *, const char *uuid, unsigned vcpu,
+                        struct cpuset *);
+    int (*get_emulator_pin)(struct drv_hv *, const char *uuid,
+                            struct cpuset *);
+    /* vpower's <metadata> element (namespace VPOWER_XML_NS) as text into
+     * 'buf', "" if absent. */
+    int (*get_metadata)(struct drv_hv *, const char *uuid,
+                        char *buf, size_t len);
+    /* Sets (xml != NULL) or removes it, live and persistent where the
+     * domain is persistent. */
+    int (*set_metadata)(struct drv_hv *, const char *uuid, const char *xml);
+};
+
+#define VPOWER_XML_NS "http://vpower.org/xmlns/policy/1"
+#define VPOWER_XML_PREFIX "vpower"
+
+extern const struct drv_hv_ops drv_hv_libvirt;
+extern const struct drv_hv_ops drv_hv_dummy;
+
+/* ---- Host (cpufreq, cpuidle, hotplug) ------------------------------- */
+
+struct drv_freq {
+    uint32_t cur_khz;
+    uint32_t min_khz, max_khz;        /* scaling_min/max_freq. */
+    uint32_t hw_min_khz, hw_max_khz;  /* cpuinfo_min/max_freq. */
+    char governor[32];
+    bool has_setspeed;                /* userspace governor available. */
+};
+
+struct drv_idle {
+    unsigned n_states;
+    char name[DRV_MAX_IDLE][32];
+    uint32_t latency_us[DRV_MAX_IDLE];
+    uint32_t residency_us[DRV_MAX_IDLE];
+    uint64_t time_us[DRV_MAX_IDLE];   /* Cumulative residency. */
+    bool disabled[DRV_MAX_IDLE];
+};
+
+struct drv_host;
+
+struct drv_host_ops {
+    const char *name;                 /* "sysfs", "dummy". */
+    /* 'root' replaces /sys/devices/system/cpu (fixture trees in tests). */
+    struct drv_host *(*open)(const char *root, char *err, size_t errlen);
+    void (*close)(struct drv_host *);
+    int (*n_cpus)(struct drv_host *, unsigned *n);   /* possible CPUs. */
+    int (*is_online)(struct drv_host *, unsigned cpu, bool *online);
+    int (*set_online)(struct drv_host *, unsigned cpu, bool online);
+    /* -ENOTSUP where the CPU has no cpufreq. */
+    int (*get_freq)(struct drv_host *, unsigned cpu, struct drv_freq *);
+    /* Writes in a safe order (max before min when raising). */
+    int (*set_freq_range)(struct drv_host *, unsigned cpu,
+                          uint32_t min_khz, uint32_t max_khz);
+    int (*set_governor)(struct drv_host *, unsigned cpu, const char *gov);
+    int (*get_idle)(struct drv_host *, unsigned cpu, struct drv_idle *);
+    int (*set_idle_disable)(struct drv_host *, unsigned cpu,
+                            unsigned state, bool disable);
+};
+
+extern const struct drv_host_ops drv_host_sysfs;
+extern const struct drv_host_ops drv_host_dummy;
+
+#endif /* manager/drv.h */

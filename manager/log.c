@@ -1,0 +1,92 @@
+/* manager/log.c -- stderr/syslog logging and per-site rate limits. */
+
+#include <config.h>
+
+#include "manager/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+static const char *log_ident = "vpower";
+static bool log_syslog;
+static enum log_level log_max = LOG_LVL_INFO;
+
+void
+log_init(const char *ident, bool use_syslog, enum log_level max)
+{
+    log_ident = ident;
+    log_syslog = use_syslog;
+    log_max = max;
+    if (use_syslog) {
+        openlog(ident, LOG_PID, LOG_DAEMON);
+    }
+}
+
+void
+log_set_level(enum log_level max)
+{
+    log_max = max;
+}
+
+bool
+log_enabled(enum log_level lvl)
+{
+    return lvl <= log_max;
+}
+
+void
+log_msg(enum log_level lvl, const char *module, const char *fmt, ...)
+{
+    static const char *const names[] = { "error", "warning", "info",
+                                         "debug" };
+    static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+    char buf[1024];
+    va_list ap;
+
+    if (!log_enabled(lvl)) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (log_syslog) {
+        syslog(prio[lvl], "%s: %s", module, buf);
+    } else {
+        fprintf(stderr, "%s: %s: %s: %s\n", log_ident, names[lvl], module,
+                buf);
+    }
+}
+
+bool
+log_rl_allow(struct log_rl *rl)
+{
+    struct timespec ts;
+    uint64_t now;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    if (rl->last_ns == 0) {
+        rl->last_ns = now;
+    } else if (rl->per_min) {
+        uint64_t refill = (now - rl->last_ns) * rl->per_min / 60000000000u;
+        if (refill) {
+            rl->tokens = (uint32_t) (rl->tokens + refill > rl->burst
+                                     ? rl->burst : rl->tokens + refill);
+            rl->last_ns = now;
+        }
+    }
+    if (rl->tokens == 0) {
+        rl->suppressed++;
+        return false;
+    }
+    rl->tokens--;
+    if (rl->suppressed) {
+        log_msg(LOG_LVL_WARN, "log", "%llu similar messages suppressed",
+                (unsigned long long) rl->suppressed);
+        rl->suppressed = 0;
+    }
+    return true;
+}
