@@ -7,3 +7,8 @@ manager_libvpowermgr_a_SOURCES = \
 	manager/log.c manager/log.h \
 	manager/sched.c manager/sched.h \
 	manager/util.c manager/util.h
+
+# Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).
+include manager/hostdrv.mk
+include manager/ctl.mk
+include manager/gch.mk

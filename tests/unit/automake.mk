@@ -2,3 +2,4 @@
 include tests/unit/policy.mk
 include tests/unit/manager.mk
 include tests/unit/agent.mk
+include tests/unit/hostdrv.mk

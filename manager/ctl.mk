@@ -1,0 +1,1 @@
+# manager/ctl.mk -- build rules of one manager area.

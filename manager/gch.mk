@@ -1,0 +1,1 @@
+# manager/gch.mk -- build rules of one manager area.

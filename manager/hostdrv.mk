@@ -1,0 +1,1 @@
+# manager/hostdrv.mk -- build rules of one manager area.
