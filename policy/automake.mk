@@ -1,1 +1,13 @@
 # policy/automake.mk -- build rules for policy/ (included by Makefile.am).
+# The pure policy core: libc and libm only (checked by tests/lint).
+noinst_LIBRARIES += policy/libvpowerpolicy.a
+policy_libvpowerpolicy_a_SOURCES = \
+	policy/cpuset.c policy/cpuset.h \
+	policy/model.c policy/model.h \
+	policy/load.c \
+	policy/plan.c \
+	policy/energy.c \
+	policy/decide.c \
+	policy/explain.c \
+	policy/internal.h \
+	policy/policy.h

@@ -125,6 +125,10 @@ struct pol_config {
     bool allow_offline;          /* Offline parked cores (never CPU0). */
     bool use_turbo;              /* Turbo points when the model says it
                                   * pays (lone busy vCPU). */
+    size_t max_vcpus;            /* Added: most vCPUs (and VMs) one
+                                  * decision may see; pol_state_create()
+                                  * sizes its scratch for it (default
+                                  * 4096); more gives -ENOSPC. */
 };
 
 /* Fills 'c' with the documented defaults above. */
@@ -162,6 +166,9 @@ struct pol_plan {
     uint64_t next_interval_ns;       /* When to decide again. */
     uint32_t est_power_mw;           /* Model estimate for this plan at
                                       * the tracked load. */
+    uint32_t *vcpu_vm;               /* Added: [max_vcpus]: VM index of
+                                      * each vCPU, so pol_plan_diff() can
+                                      * fill pol_action.vm. */
 };
 
 struct pol_plan *pol_plan_create(size_t max_vms, size_t max_vcpus);

@@ -1,0 +1,231 @@
+/* policy/cpuset.c -- Fixed-size CPU bitmaps and Linux cpulist text.
+ *
+ * Every other policy module describes sets of host CPUs with these
+ * values; the manager reads sysfs cpulists and libvirt pinning through
+ * cpuset_parse() and prints them with cpuset_format().  Parsing is
+ * strict because the text comes from files and users. */
+
+#include "policy/cpuset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+cpuset_zero(struct cpuset *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void
+cpuset_set(struct cpuset *s, unsigned cpu)
+{
+    if (cpu < POL_MAX_CPUS) {
+        s->w[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+    }
+}
+
+void
+cpuset_clr(struct cpuset *s, unsigned cpu)
+{
+    if (cpu < POL_MAX_CPUS) {
+        s->w[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+    }
+}
+
+bool
+cpuset_has(const struct cpuset *s, unsigned cpu)
+{
+    return cpu < POL_MAX_CPUS && (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+unsigned
+cpuset_count(const struct cpuset *s)
+{
+    unsigned n = 0;
+
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        n += (unsigned) __builtin_popcountll(s->w[i]);
+    }
+    return n;
+}
+
+bool
+cpuset_empty(const struct cpuset *s)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        if (s->w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+cpuset_equal(const struct cpuset *a, const struct cpuset *b)
+{
+    return !memcmp(a->w, b->w, sizeof a->w);
+}
+
+bool
+cpuset_subset(const struct cpuset *a, const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        if (a->w[i] & ~b->w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+cpuset_and(struct cpuset *dst, const struct cpuset *a,
+           const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] & b->w[i];
+    }
+}
+
+void
+cpuset_or(struct cpuset *dst, const struct cpuset *a,
+          const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] | b->w[i];
+    }
+}
+
+void
+cpuset_andnot(struct cpuset *dst, const struct cpuset *a,
+              const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] & ~b->w[i];
+    }
+}
+
+int
+cpuset_next(const struct cpuset *s, unsigned from)
+{
+    for (unsigned i = from / 64; from < POL_MAX_CPUS && i < CPUSET_WORDS;
+         i++) {
+        uint64_t w = s->w[i];
+
+        if (i == from / 64) {
+            w &= ~UINT64_C(0) << (from % 64);
+        }
+        if (w) {
+            return (int) (i * 64 + (unsigned) __builtin_ctzll(w));
+        }
+    }
+    return -1;
+}
+
+/* Reads a decimal CPU number at '*p'; at most 7 digits so it cannot
+ * overflow.  Returns 0 and advances '*p', or -EINVAL. */
+static int
+parse_cpu(const char **p, unsigned *out)
+{
+    const char *s = *p;
+    unsigned v = 0;
+    int n = 0;
+
+    while (*s >= '0' && *s <= '9') {
+        if (++n > 7) {
+            return -EINVAL;
+        }
+        v = v * 10 + (unsigned) (*s++ - '0');
+    }
+    if (!n || v >= POL_MAX_CPUS) {
+        return -EINVAL;
+    }
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+int
+cpuset_parse(struct cpuset *set, const char *list)
+{
+    struct cpuset tmp;
+    const char *p = list;
+
+    cpuset_zero(&tmp);
+    if (!p) {
+        return -EINVAL;
+    }
+    /* The empty list (possibly just a newline) is the empty set, as in
+     * sysfs files such as 'offline'. */
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+        unsigned lo, hi;
+
+        if (parse_cpu(&p, &lo)) {
+            return -EINVAL;
+        }
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (parse_cpu(&p, &hi) || hi < lo) {
+                return -EINVAL;
+            }
+        }
+        for (unsigned c = lo; c <= hi; c++) {
+            cpuset_set(&tmp, c);
+        }
+        if (*p == ',') {
+            p++;
+            if (!(*p >= '0' && *p <= '9')) {
+                return -EINVAL;
+            }
+        } else if (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+            return -EINVAL;
+        }
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\n') {
+        p++;
+    }
+    if (*p) {
+        return -EINVAL;
+    }
+    *set = tmp;
+    return 0;
+}
+
+int
+cpuset_format(const struct cpuset *set, char *buf, size_t len)
+{
+    size_t need = 0;
+    int cpu = cpuset_next(set, 0);
+
+    if (len) {
+        buf[0] = '\0';
+    }
+    while (cpu >= 0) {
+        int end = cpu;
+        char tmp[24];
+        int n;
+
+        while (end + 1 < POL_MAX_CPUS && cpuset_has(set, (unsigned) end + 1)) {
+            end++;
+        }
+        if (end == cpu) {
+            n = snprintf(tmp, sizeof tmp, "%s%d", need ? "," : "", cpu);
+        } else {
+            n = snprintf(tmp, sizeof tmp, "%s%d-%d", need ? "," : "", cpu,
+                         end);
+        }
+        if (need + (size_t) n < len) {
+            memcpy(buf + need, tmp, (size_t) n + 1);
+        } else if (len) {
+            /* Keep what fits; the result stays NUL-terminated. */
+            size_t room = len - 1 - (need < len - 1 ? need : len - 1);
+            memcpy(buf + (need < len - 1 ? need : len - 1), tmp, room);
+            buf[len - 1] = '\0';
+        }
+        need += (size_t) n;
+        cpu = end + 1 < POL_MAX_CPUS ? cpuset_next(set, (unsigned) end + 1)
+                                     : -1;
+    }
+    return (int) need;
+}

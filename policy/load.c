@@ -1,0 +1,89 @@
+/* policy/load.c -- Frequency-invariant per-vCPU load tracking.
+ *
+ * The manager measures each vCPU's busy and run-queue (ready) time per
+ * interval and folds it into the caller-owned 'struct pol_load' here;
+ * pol_decide() then reads only the tracked values.  Busy time is turned
+ * into capacity units at the frequency the vCPU actually ran, so a vCPU
+ * slowed down by the policy does not look busier and make the policy
+ * spread it again (the frequency-invariance point of the 2013 debate).
+ *
+ * Decay: the average takes 1/8 of each new sample, so an old sample's
+ * weight halves about every 5.2 samples; the peak jumps up at once and
+ * decays by 1/32 of the gap per sample (half-life about 22 samples);
+ * ready time takes 1/4 per sample (half-life about 2.4 samples), so a
+ * burst of run-queue delay is seen quickly and forgotten quickly. */
+
+#include "policy/policy.h"
+
+/* Scales 'part' (<= 'whole') of 'whole' to 'scale' without overflow for
+ * any 64-bit times. */
+static uint32_t
+ratio(uint64_t part, uint64_t whole, uint32_t scale)
+{
+    while (whole > (UINT64_C(1) << 40)) {
+        part >>= 1;
+        whole >>= 1;
+    }
+    if (!whole) {
+        return 0;
+    }
+    return (uint32_t) ((part * scale + whole / 2) / whole);
+}
+
+/* Moves 'avg' towards 'x' by 1/'div', rounding so it converges. */
+static uint32_t
+ewma(uint32_t avg, uint32_t x, uint32_t div)
+{
+    if (x >= avg) {
+        return avg + (x - avg + div - 1) / div;
+    }
+    return avg - (avg - x + div - 1) / div;
+}
+
+void
+pol_load_update(struct pol_load *l, const struct pol_model *m,
+                int cpu, uint32_t freq_khz, uint64_t busy_ns,
+                uint64_t ready_ns, uint64_t interval_ns)
+{
+    uint32_t cap = POL_CAPACITY_SCALE;
+    uint32_t x, r;
+
+    if (!interval_ns) {
+        return;
+    }
+    if (m && cpu >= 0 && (unsigned) cpu < m->n_cpus) {
+        uint32_t c = pol_model_capacity_at(m, (unsigned) cpu, freq_khz);
+
+        if (c) {
+            cap = c;
+        }
+    }
+    if (busy_ns > interval_ns) {
+        busy_ns = interval_ns;
+    }
+    if (ready_ns > interval_ns) {
+        ready_ns = interval_ns;
+    }
+    x = ratio(busy_ns, interval_ns, cap);
+    r = ratio(ready_ns, interval_ns, 1000000);
+    l->last_cap = x;
+    l->last_ready_ppm = r;
+    if (!l->n_samples) {
+        l->avg_cap = x;
+        l->peak_cap = x;
+        l->ready_ppm = r;
+    } else {
+        l->avg_cap = ewma(l->avg_cap, x, 8);
+        l->peak_cap = x > l->peak_cap ? x : ewma(l->peak_cap, x, 32);
+        l->ready_ppm = ewma(l->ready_ppm, r, 4);
+    }
+    if (l->avg_cap > l->peak_cap) {
+        l->peak_cap = l->avg_cap;
+    }
+    if (l->ready_ppm > 1000000) {
+        l->ready_ppm = 1000000;
+    }
+    if (l->n_samples < UINT32_MAX) {
+        l->n_samples++;
+    }
+}
