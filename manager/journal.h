@@ -1,0 +1,129 @@
+/* manager/journal.h -- Crash-safe record of the host state vpowerd found.
+ *
+ * Before vpowerd changes anything on the host (a vCPU or emulator pin, a
+ * sysfs value such as scaling_max_freq or an idle state's 'disable', a
+ * CPU's online state) it records the ORIGINAL value here; only the first
+ * value per key is kept, so however often vpowerd changes a thing, the
+ * journal holds what the administrator had.  Every record rewrites the
+ * file atomically (write temp, fsync, rename, fsync directory; mode
+ * 0600), so after a crash or SIGKILL the journal on disk is either the
+ * old or the new complete version, never a torn one.
+ *
+ * Life cycle in vpowerd:
+ *   1. At startup, jnl_load() the configured path.  If a journal is left
+ *      over (-ENOENT means none), restore: pins through the hypervisor
+ *      driver with jnl_foreach(JNL_VCPU_PIN / JNL_EMULATOR_PIN), sysfs
+ *      values and online states with jnl_restore_sysfs(); then
+ *      jnl_remove() and jnl_close().
+ *   2. jnl_create() a fresh, empty journal (no file until the first
+ *      record).  Attach it to the sysfs host driver with
+ *      sysfs_set_journal() so every sysfs write is journalled by the
+ *      driver itself; record pins with jnl_record_*_pin() before pinning.
+ *   3. On clean shutdown, restore the same way, then jnl_remove().
+ *
+ * Keys: vCPU pin (uuid, vcpu); emulator pin (uuid); sysfs value (path
+ * relative to the sysfs root, e.g. "cpu3/cpufreq/scaling_max_freq");
+ * online state (cpu).  Paths are relative, have no "..", no whitespace
+ * and are at most JNL_PATH_LEN - 1 bytes; values are one line without
+ * newline, at most JNL_VALUE_LEN - 1 bytes.
+ *
+ * Not thread-safe (vpowerd has one thread).  All functions return 0 or a
+ * negative errno. */
+
+#ifndef VPOWER_JOURNAL_H
+#define VPOWER_JOURNAL_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "manager/drv.h"
+#include "policy/cpuset.h"
+
+#define JNL_PATH_LEN 128
+#define JNL_VALUE_LEN 128
+#define JNL_MAX_ENTRIES 65536   /* Far above 1024 CPUs x a few files. */
+
+enum jnl_kind {
+    JNL_VCPU_PIN,           /* uuid, vcpu, cpus */
+    JNL_EMULATOR_PIN,       /* uuid, cpus */
+    JNL_SYSFS,              /* path, value */
+    JNL_ONLINE,             /* cpu, online */
+    JNL_N_KINDS
+};
+
+struct jnl_entry {
+    enum jnl_kind kind;
+    char uuid[DRV_UUID_LEN];
+    unsigned vcpu;
+    struct cpuset cpus;
+    char path[JNL_PATH_LEN];
+    char value[JNL_VALUE_LEN];
+    unsigned cpu;
+    bool online;
+};
+
+struct jnl;
+
+/* A new, empty journal that will live at 'path' (the file is written at
+ * the first record; an existing file there is replaced then).  '*out' is
+ * owned by the caller: jnl_close(). */
+int jnl_create(const char *path, struct jnl **out);
+
+/* Loads the leftover journal at 'path' into '*out'.  Returns -ENOENT if
+ * there is none (nothing to restore), -EINVAL with "PATH:LINE: reason" in
+ * 'err' if it is malformed or truncated (it is left in place for the
+ * administrator), other negative errnos for I/O errors.  The loaded
+ * journal stays bound to 'path': further records append to it. */
+int jnl_load(const char *path, struct jnl **out, char *err, size_t errlen);
+
+/* Frees the object; the file stays.  NULL is fine. */
+void jnl_close(struct jnl *);
+
+/* Unlinks the file (and fsyncs the directory) and forgets all entries;
+ * the object stays usable.  A missing file is not an error. */
+int jnl_remove(struct jnl *);
+
+const char *jnl_path(const struct jnl *);
+size_t jnl_count(const struct jnl *);
+
+/* Record the original value of a key before changing it.  If the key is
+ * already journalled nothing happens and 0 is returned (first value
+ * wins).  Otherwise the entry is added and the file rewritten; on an I/O
+ * error the entry is NOT kept and the error is returned: the caller must
+ * then not make the change.  -EINVAL for a bad uuid/path/value,
+ * -ENOSPC beyond JNL_MAX_ENTRIES. */
+int jnl_record_vcpu_pin(struct jnl *, const char *uuid, unsigned vcpu,
+                        const struct cpuset *orig);
+int jnl_record_emulator_pin(struct jnl *, const char *uuid,
+                            const struct cpuset *orig);
+int jnl_record_sysfs(struct jnl *, const char *relpath, const char *orig);
+int jnl_record_online(struct jnl *, unsigned cpu, bool was_online);
+
+/* True if the key is journalled; '*value' (may be NULL) then points at
+ * the stored original, valid until the journal changes. */
+bool jnl_has_sysfs(const struct jnl *, const char *relpath,
+                   const char **value);
+
+/* Drops every pin entry of domain 'uuid' (it stopped: its pins are gone
+ * with its threads) and rewrites the file if anything changed. */
+int jnl_forget_domain(struct jnl *, const char *uuid);
+
+/* Calls 'cb' for each entry of 'kind' (JNL_N_KINDS = all kinds) in
+ * recording order.  A callback error does not stop the iteration (restore
+ * as much as possible); the first error is returned. */
+typedef int jnl_entry_cb(void *aux, const struct jnl_entry *);
+int jnl_foreach(const struct jnl *, enum jnl_kind kind, jnl_entry_cb *cb,
+                void *aux);
+
+/* Writes every JNL_ONLINE and JNL_SYSFS entry back under 'root' (the
+ * sysfs_root, e.g. /sys/devices/system/cpu): first CPUs that were online
+ * are brought online (their cpufreq/cpuidle files may only exist then),
+ * then sysfs values in two passes (a scaling_min_freq may only be
+ * accepted after its scaling_max_freq), then CPUs that were offline are
+ * taken offline.  Does not write the journal.  '*n_failed' (may be NULL)
+ * gets the number of entries that could not be restored; returns the
+ * first error or 0. */
+int jnl_restore_sysfs(const struct jnl *, const char *root,
+                      unsigned *n_failed);
+
+#endif /* manager/journal.h */
