@@ -96,6 +96,9 @@ struct vpd {
     double baseline_energy_j;       /* Same load under 'performance'. */
     uint32_t est_power_mw;
     uint64_t cycle_timer;
+    /* Appended by daemon.c's owner: state private to daemon.c (originals
+     * to restore, work arrays, journal); NULL outside vpd_start(). */
+    struct vpd_priv *priv;
 };
 
 /* Looks a running VM up by name, UUID or numeric id (as virsh does). */
@@ -121,5 +124,18 @@ void vpd_kick(struct vpd *);
 
 /* Counts a run-time error of 'kind' (exported as a metric). */
 void vpd_count_error(struct vpd *, enum vpd_err_kind);
+
+/* ---- Lifecycle (vpowerd.c) ------------------------------------------ */
+
+/* Starts 'd' (conf, sched, hv_ops, host_ops and dry_run filled by the
+ * caller): opens the drivers, replays a leftover journal, brings managed
+ * cores online, builds the energy model, discovers domains and arms the
+ * first cycle.  Returns 0, or -errno with a message in 'err'. */
+int vpd_start(struct vpd *d, char *err, size_t errlen);
+
+/* Restores everything vpowerd changed (pins, frequency limits, idle
+ * disables, online state), removes the journal and closes the drivers.
+ * Returns 0, or -EIO if something could not be restored (logged). */
+int vpd_stop(struct vpd *d);
 
 #endif /* manager/daemon.h */

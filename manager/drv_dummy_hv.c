@@ -1,0 +1,489 @@
+/* manager/drv_dummy_hv.c -- drv_hv_dummy: in-memory fake domains, so the
+ * real vpowerd runs in tests without libvirt (`--driver=dummy`).
+ *
+ * The "URI" is the path of a small text file (`--dummy-domains FILE` or
+ * $VPOWER_DUMMY_DOMAINS), one domain per line:
+ *
+ *     # name  vcpus  busy%-of-vcpu0 [busy%-of-vcpu1 ...] [static=CPULIST]
+ *     web     2      80 10
+ *     batch   1      5 static=1
+ *
+ * A vCPU with busy B accumulates B% of wall time as CPU time (missing
+ * values repeat the last one given); run-queue delay is 0 unless the
+ * vCPU's allowed set is shared with more busy than one CPU holds, then
+ * the excess is reported as delay, which is what a real host shows.  The
+ * file is re-read when its mtime changes, so a test can change the load
+ * while vpowerd runs (domains are added or removed only on list()).
+ * Pins start as "all host CPUs" and are kept in memory; every change is
+ * logged and, if $VPOWER_DUMMY_STATE names a file, the whole pin table is
+ * rewritten there ("name vcpuN CPULIST" and "name emulator CPULIST"
+ * lines) for tests to read. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager/drv.h"
+#include "manager/log.h"
+#include "manager/sched.h"
+#include "manager/util.h"
+
+#define LOG_MODULE "dummy-hv"
+
+#define DUMMY_MAX_VCPUS 64
+
+struct dummy_dom {
+    struct drv_dom dom;
+    uint32_t busy_pct[DUMMY_MAX_VCPUS];
+    uint64_t time_ns[DUMMY_MAX_VCPUS];
+    uint64_t delay_ns[DUMMY_MAX_VCPUS];
+    struct cpuset pin[DUMMY_MAX_VCPUS];
+    struct cpuset emu;
+    char metadata[1024];
+    bool seen;                  /* Still in the file at the last read. */
+};
+
+struct drv_hv {
+    char path[256];
+    char state_path[256];
+    struct dummy_dom *doms;
+    size_t n_doms;
+    struct cpuset all;
+    struct timespec mtime;
+    uint64_t last_ns;
+};
+
+static uint32_t
+name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s; s++) {
+        h = (h ^ (uint8_t) *s) * 16777619u;
+    }
+    return h;
+}
+
+static struct dummy_dom *
+find_name(struct drv_hv *hv, const char *name)
+{
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        if (!strcmp(hv->doms[i].dom.name, name)) {
+            return &hv->doms[i];
+        }
+    }
+    return NULL;
+}
+
+static struct dummy_dom *
+find_uuid(struct drv_hv *hv, const char *uuid)
+{
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        if (hv->doms[i].seen && !strcmp(hv->doms[i].dom.uuid, uuid)) {
+            return &hv->doms[i];
+        }
+    }
+    return NULL;
+}
+
+/* Parses one line into a (new or existing) domain.  Returns 0, 1 for a
+ * blank line, or -EINVAL with a reason. */
+static int
+parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
+{
+    char *save = NULL, *tok, *name;
+    unsigned nv, k = 0;
+    struct dummy_dom *d;
+    uint32_t busy[DUMMY_MAX_VCPUS];
+    struct cpuset st;
+    bool has_static = false;
+    char *end;
+
+    line[strcspn(line, "#\n")] = '\0';
+    name = strtok_r(line, " \t", &save);
+    if (!name) {
+        return 1;
+    }
+    if (strlen(name) >= DRV_NAME_LEN) {
+        snprintf(err, errlen, "domain name too long");
+        return -EINVAL;
+    }
+    tok = strtok_r(NULL, " \t", &save);
+    if (!tok || (nv = (unsigned) strtoul(tok, &end, 10), *end) || !nv
+        || nv > DUMMY_MAX_VCPUS) {
+        snprintf(err, errlen, "'%s': vCPU count must be 1..%d", name,
+                 DUMMY_MAX_VCPUS);
+        return -EINVAL;
+    }
+    while ((tok = strtok_r(NULL, " \t", &save))) {
+        unsigned long b;
+
+        if (!strncmp(tok, "static=", 7)) {
+            if (cpuset_parse(&st, tok + 7) < 0 || cpuset_empty(&st)) {
+                snprintf(err, errlen, "'%s': bad static CPU list '%s'",
+                         name, tok + 7);
+                return -EINVAL;
+            }
+            has_static = true;
+            continue;
+        }
+        b = strtoul(tok, &end, 10);
+        if (*end || b > 100 || k >= nv) {
+            snprintf(err, errlen, "'%s': bad busy value '%s' (0..100, one "
+                     "per vCPU)", name, tok);
+            return -EINVAL;
+        }
+        busy[k++] = (uint32_t) b;
+    }
+    for (unsigned i = k; i < nv; i++) {
+        busy[i] = k ? busy[k - 1] : 0;
+    }
+    d = find_name(hv, name);
+    if (!d) {
+        hv->doms = xrealloc(hv->doms, (hv->n_doms + 1) * sizeof *hv->doms);
+        d = &hv->doms[hv->n_doms++];
+        memset(d, 0, sizeof *d);
+        snprintf(d->dom.name, sizeof d->dom.name, "%s", name);
+        snprintf(d->dom.uuid, sizeof d->dom.uuid,
+                 "%08x-0000-4000-8000-%012zx", name_hash(name), hv->n_doms);
+        d->dom.id = (int) hv->n_doms;
+        d->dom.persistent = true;
+        for (unsigned i = 0; i < DUMMY_MAX_VCPUS; i++) {
+            d->pin[i] = hv->all;
+        }
+        d->emu = hv->all;
+    }
+    d->dom.n_vcpus = nv;
+    memcpy(d->busy_pct, busy, nv * sizeof busy[0]);
+    d->dom.static_pinning = has_static;
+    if (has_static) {
+        d->dom.static_cpus = st;
+        for (unsigned i = 0; i < nv; i++) {
+            d->pin[i] = st;
+        }
+        d->emu = st;
+    }
+    d->seen = true;
+    return 0;
+}
+
+static int
+load_file(struct drv_hv *hv, char *err, size_t errlen)
+{
+    FILE *f = fopen(hv->path, "r");
+    char line[1024], why[256];
+    unsigned ln = 0;
+    struct stat sb;
+
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", hv->path, strerror(errno));
+        return -errno;
+    }
+    if (fstat(fileno(f), &sb) == 0) {
+        hv->mtime = sb.st_mtim;
+    }
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        hv->doms[i].seen = false;
+    }
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (parse_line(hv, line, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s:%u: %s", hv->path, ln, why);
+            fclose(f);
+            return -EINVAL;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+static void
+maybe_reload(struct drv_hv *hv)
+{
+    struct stat sb;
+    char err[512];
+
+    if (stat(hv->path, &sb) == 0
+        && (sb.st_mtim.tv_sec != hv->mtime.tv_sec
+            || sb.st_mtim.tv_nsec != hv->mtime.tv_nsec)
+        && load_file(hv, err, sizeof err) < 0) {
+        LOG_WARN_RL("%s", err);
+    }
+}
+
+static void
+write_state(struct drv_hv *hv)
+{
+    char tmp[300], set[256];
+    FILE *f;
+
+    if (!hv->state_path[0]) {
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", hv->state_path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        LOG_WARN_RL("%s: %s", tmp, strerror(errno));
+        return;
+    }
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        struct dummy_dom *d = &hv->doms[i];
+
+        if (!d->seen) {
+            continue;
+        }
+        for (unsigned v = 0; v < d->dom.n_vcpus; v++) {
+            cpuset_format(&d->pin[v], set, sizeof set);
+            fprintf(f, "%s vcpu%u %s\n", d->dom.name, v, set);
+        }
+        cpuset_format(&d->emu, set, sizeof set);
+        fprintf(f, "%s emulator %s\n", d->dom.name, set);
+    }
+    fclose(f);
+    rename(tmp, hv->state_path);
+}
+
+/* Advances every vCPU's counters to now: busy% of the elapsed time as CPU
+ * time, and as delay the share of busy its allowed CPUs cannot hold. */
+static void
+advance(struct drv_hv *hv)
+{
+    uint64_t now = clk_now_ns(), dt = now - hv->last_ns;
+    uint32_t load[128];
+
+    hv->last_ns = now;
+    memset(load, 0, sizeof load);
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        struct dummy_dom *d = &hv->doms[i];
+
+        for (unsigned v = 0; d->seen && v < d->dom.n_vcpus; v++) {
+            unsigned n = cpuset_count(&d->pin[v]);
+
+            /* Spread a vCPU's busy over its allowed CPUs for the
+             * overload estimate (first 128 CPUs are enough here). */
+            CPUSET_FOREACH (c, &d->pin[v]) {
+                if ((size_t) c < ARRAY_SIZE(load) && n) {
+                    load[c] += d->busy_pct[v] / n;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        struct dummy_dom *d = &hv->doms[i];
+
+        for (unsigned v = 0; d->seen && v < d->dom.n_vcpus; v++) {
+            uint32_t over = 0, n = 0;
+
+            d->time_ns[v] += dt * d->busy_pct[v] / 100;
+            CPUSET_FOREACH (c, &d->pin[v]) {
+                if ((size_t) c < ARRAY_SIZE(load)) {
+                    over += load[c] > 100 ? load[c] - 100 : 0;
+                    n++;
+                }
+            }
+            if (n && over && d->busy_pct[v]) {
+                d->delay_ns[v] += dt * (over / n) / 100 / 2;
+            }
+        }
+    }
+}
+
+static struct drv_hv *
+dummy_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
+           char *err, size_t errlen)
+{
+    struct drv_hv *hv = XNEW(struct drv_hv);
+    const char *path = uri && *uri ? uri : getenv("VPOWER_DUMMY_DOMAINS");
+    const char *state = getenv("VPOWER_DUMMY_STATE");
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+
+    if (!path || !*path) {
+        snprintf(err, errlen, "dummy driver: no domains file (use "
+                 "--dummy-domains FILE or VPOWER_DUMMY_DOMAINS)");
+        free(hv);
+        return NULL;
+    }
+    snprintf(hv->path, sizeof hv->path, "%s", path);
+    snprintf(hv->state_path, sizeof hv->state_path, "%s",
+             state ? state : "");
+    cpuset_zero(&hv->all);
+    for (long c = 0; c < (n > 0 ? n : 1) && c < POL_MAX_CPUS; c++) {
+        cpuset_set(&hv->all, (unsigned) c);
+    }
+    if (load_file(hv, err, errlen) < 0) {
+        free(hv->doms);
+        free(hv);
+        return NULL;
+    }
+    hv->last_ns = clk_now_ns();
+    write_state(hv);
+    return hv;
+}
+
+static void
+dummy_close(struct drv_hv *hv)
+{
+    if (hv) {
+        free(hv->doms);
+        free(hv);
+    }
+}
+
+static int
+dummy_list(struct drv_hv *hv, struct drv_dom **doms, size_t *n)
+{
+    size_t k = 0;
+
+    maybe_reload(hv);
+    *doms = XNEWARRAY(struct drv_dom, hv->n_doms ? hv->n_doms : 1);
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        if (hv->doms[i].seen) {
+            (*doms)[k++] = hv->doms[i].dom;
+        }
+    }
+    *n = k;
+    return 0;
+}
+
+static int
+dummy_vcpu_stats(struct drv_hv *hv, const char *uuid,
+                 struct drv_vcpu_stat *out, size_t max, size_t *n)
+{
+    struct dummy_dom *d;
+
+    maybe_reload(hv);
+    advance(hv);
+    d = find_uuid(hv, uuid);
+    *n = 0;
+    if (!d) {
+        return -ENOENT;
+    }
+    for (unsigned v = 0; v < d->dom.n_vcpus && v < max; v++) {
+        out[v].time_ns = d->time_ns[v];
+        out[v].delay_ns = d->delay_ns[v];
+        out[v].has_delay = true;
+        out[v].cpu = cpuset_next(&d->pin[v], 0);
+        (*n)++;
+    }
+    return 0;
+}
+
+static int
+dummy_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+               const struct cpuset *s)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+    char buf[256];
+
+    if (!d) {
+        return -ENOENT;
+    }
+    if (vcpu >= d->dom.n_vcpus || cpuset_empty(s)) {
+        return -EINVAL;
+    }
+    advance(hv);
+    d->pin[vcpu] = *s;
+    cpuset_format(s, buf, sizeof buf);
+    LOG_INFO("pin %s vcpu%u -> %s", d->dom.name, vcpu, buf);
+    write_state(hv);
+    return 0;
+}
+
+static int
+dummy_pin_emulator(struct drv_hv *hv, const char *uuid,
+                   const struct cpuset *s)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+    char buf[256];
+
+    if (!d) {
+        return -ENOENT;
+    }
+    if (cpuset_empty(s)) {
+        return -EINVAL;
+    }
+    d->emu = *s;
+    cpuset_format(s, buf, sizeof buf);
+    LOG_INFO("pin %s emulator -> %s", d->dom.name, buf);
+    write_state(hv);
+    return 0;
+}
+
+static int
+dummy_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+                   struct cpuset *s)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+
+    if (!d) {
+        return -ENOENT;
+    }
+    if (vcpu >= d->dom.n_vcpus) {
+        return -EINVAL;
+    }
+    *s = d->pin[vcpu];
+    return 0;
+}
+
+static int
+dummy_get_emulator_pin(struct drv_hv *hv, const char *uuid,
+                       struct cpuset *s)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+
+    if (!d) {
+        return -ENOENT;
+    }
+    *s = d->emu;
+    return 0;
+}
+
+static int
+dummy_get_metadata(struct drv_hv *hv, const char *uuid, char *buf,
+                   size_t len)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+
+    if (!d) {
+        return -ENOENT;
+    }
+    if (strlen(d->metadata) >= len) {
+        return -ENAMETOOLONG;
+    }
+    snprintf(buf, len, "%s", d->metadata);
+    return 0;
+}
+
+static int
+dummy_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
+{
+    struct dummy_dom *d = find_uuid(hv, uuid);
+
+    if (!d) {
+        return -ENOENT;
+    }
+    if (xml && strlen(xml) >= sizeof d->metadata) {
+        return -ENAMETOOLONG;
+    }
+    snprintf(d->metadata, sizeof d->metadata, "%s", xml ? xml : "");
+    return 0;
+}
+
+const struct drv_hv_ops drv_hv_dummy = {
+    .name = "dummy",
+    .open = dummy_open,
+    .close = dummy_close,
+    .list = dummy_list,
+    .vcpu_stats = dummy_vcpu_stats,
+    .pin_vcpu = dummy_pin_vcpu,
+    .pin_emulator = dummy_pin_emulator,
+    .get_vcpu_pin = dummy_get_vcpu_pin,
+    .get_emulator_pin = dummy_get_emulator_pin,
+    .get_metadata = dummy_get_metadata,
+    .set_metadata = dummy_set_metadata,
+};

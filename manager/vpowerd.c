@@ -1,0 +1,237 @@
+/* manager/vpowerd.c -- main(): options, config, signals, the loop.
+ *
+ * vpowerd is one process with one event loop (manager/sched.h).  main()
+ * parses the command line over the configuration file, picks the drivers
+ * (libvirt or the dummy hypervisor; sysfs with a configurable root or the
+ * dummy host), starts the daemon (manager/daemon.c) and runs the loop
+ * until SIGTERM or SIGINT, then restores everything it changed and exits
+ * 0.  SIGUSR1 toggles the host-wide performance override until the
+ * control socket offers it.  Startup problems (bad option, bad config
+ * "FILE:LINE: reason", no hypervisor) exit 1 before anything changed. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manager/conf.h"
+#include "manager/daemon.h"
+#include "manager/drv.h"
+#include "manager/log.h"
+#include "manager/sched.h"
+
+#define LOG_MODULE "main"
+
+#define DEFAULT_CONFIG "/etc/vpower/vpowerd.conf"
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+"Usage: vpowerd [OPTION]...\n"
+"Consolidate KVM guests' vCPUs onto as few cores as their load needs.\n"
+"\n"
+"  -c, --config FILE        configuration (default " DEFAULT_CONFIG
+", if present)\n"
+"  -d, --foreground         stay in the foreground, log to stderr\n"
+"  -n, --dry-run            decide and log plans, change nothing\n"
+"      --driver=libvirt|dummy   hypervisor driver (default libvirt)\n"
+"      --host-driver=sysfs|dummy  host driver (default sysfs)\n"
+"      --sysfs-root DIR     CPU sysfs root (default /sys/devices/system/cpu)\n"
+"      --connect URI        libvirt URI (default qemu:///system)\n"
+"      --model FILE         energy model (default: built from sysfs)\n"
+"      --journal FILE       restore journal (default /run/vpower/journal)\n"
+"      --dummy-domains FILE domains of the dummy driver\n"
+"  -v, --verbose            debug logging\n"
+"  -h, --help               this help\n"
+"  -V, --version            version\n"
+"\n"
+"Signals: TERM/INT restore everything and exit 0; USR1 toggles the\n"
+"host-wide performance override.\n");
+}
+
+struct opts {
+    const char *config;
+    bool foreground, dry_run, verbose;
+    const char *driver, *host_driver, *sysfs_root, *connect, *model;
+    const char *journal, *dummy_domains;
+};
+
+static int
+parse_args(int argc, char **argv, struct opts *o)
+{
+    enum { O_DRIVER = 256, O_HOST, O_ROOT, O_CONNECT, O_MODEL, O_JOURNAL,
+           O_DUMMY };
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "foreground", no_argument, NULL, 'd' },
+        { "dry-run", no_argument, NULL, 'n' },
+        { "driver", required_argument, NULL, O_DRIVER },
+        { "host-driver", required_argument, NULL, O_HOST },
+        { "sysfs-root", required_argument, NULL, O_ROOT },
+        { "connect", required_argument, NULL, O_CONNECT },
+        { "model", required_argument, NULL, O_MODEL },
+        { "journal", required_argument, NULL, O_JOURNAL },
+        { "dummy-domains", required_argument, NULL, O_DUMMY },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    memset(o, 0, sizeof *o);
+    while ((c = getopt_long(argc, argv, "c:dnvhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': o->config = optarg; break;
+        case 'd': o->foreground = true; break;
+        case 'n': o->dry_run = true; break;
+        case 'v': o->verbose = true; break;
+        case O_DRIVER: o->driver = optarg; break;
+        case O_HOST: o->host_driver = optarg; break;
+        case O_ROOT: o->sysfs_root = optarg; break;
+        case O_CONNECT: o->connect = optarg; break;
+        case O_MODEL: o->model = optarg; break;
+        case O_JOURNAL: o->journal = optarg; break;
+        case O_DUMMY: o->dummy_domains = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("vpowerd (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+                  exit(0);
+        default: usage(stderr); return -EINVAL;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vpowerd: unexpected argument '%s'\n", argv[optind]);
+        return -EINVAL;
+    }
+    if (o->driver && strcmp(o->driver, "libvirt")
+        && strcmp(o->driver, "dummy")) {
+        fprintf(stderr, "vpowerd: --driver must be libvirt or dummy, not "
+                "'%s'\n", o->driver);
+        return -EINVAL;
+    }
+    if (o->host_driver && strcmp(o->host_driver, "sysfs")
+        && strcmp(o->host_driver, "dummy")) {
+        fprintf(stderr, "vpowerd: --host-driver must be sysfs or dummy, not "
+                "'%s'\n", o->host_driver);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void
+copy_opt(char *dst, size_t len, const char *src, const char *what)
+{
+    if (src) {
+        if (strlen(src) >= len) {
+            fprintf(stderr, "vpowerd: %s too long\n", what);
+            exit(1);
+        }
+        snprintf(dst, len, "%s", src);
+    }
+}
+
+static void
+quit_cb(int signo, void *aux)
+{
+    struct vpd *d = aux;
+
+    LOG_INFO("signal %d: restoring and exiting", signo);
+    sched_quit(d->sched, 0);
+}
+
+static void
+usr1_cb(int signo, void *aux)
+{
+    struct vpd *d = aux;
+
+    vpd_set_override(d, !d->override_performance);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct opts o;
+    struct vpd *d;
+    char err[512];
+    int r, code;
+
+    if (parse_args(argc, argv, &o) < 0) {
+        return 1;
+    }
+    d = calloc(1, sizeof *d);
+    if (!d) {
+        return 1;
+    }
+    conf_defaults(&d->conf);
+    if (o.config || access(DEFAULT_CONFIG, R_OK) == 0) {
+        const char *path = o.config ? o.config : DEFAULT_CONFIG;
+
+        if (conf_load(&d->conf, path, err, sizeof err) < 0) {
+            fprintf(stderr, "vpowerd: %s\n", err);
+            free(d);
+            return 1;
+        }
+    }
+    copy_opt(d->conf.sysfs_root, sizeof d->conf.sysfs_root, o.sysfs_root,
+             "--sysfs-root");
+    copy_opt(d->conf.connect_uri, sizeof d->conf.connect_uri, o.connect,
+             "--connect");
+    copy_opt(d->conf.model_file, sizeof d->conf.model_file, o.model,
+             "--model");
+    copy_opt(d->conf.journal_path, sizeof d->conf.journal_path, o.journal,
+             "--journal");
+    d->dry_run = o.dry_run;
+    d->hv_ops = o.driver && !strcmp(o.driver, "dummy") ? &drv_hv_dummy
+                                                       : &drv_hv_libvirt;
+    if (d->hv_ops == &drv_hv_dummy) {
+        const char *dom = o.dummy_domains ? o.dummy_domains
+                                          : getenv("VPOWER_DUMMY_DOMAINS");
+
+        /* The dummy driver takes its domains file as its "URI". */
+        copy_opt(d->conf.connect_uri, sizeof d->conf.connect_uri,
+                 dom ? dom : "", "--dummy-domains");
+    }
+    d->host_ops = o.host_driver && !strcmp(o.host_driver, "dummy")
+                  ? &drv_host_dummy : &drv_host_sysfs;
+
+    log_init("vpowerd", !o.foreground,
+             o.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+    if (!o.foreground && daemon(0, 0) < 0) {
+        fprintf(stderr, "vpowerd: daemon: %s\n", strerror(errno));
+        free(d);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    d->sched = sched_create();
+    if (sched_add_signal(d->sched, SIGTERM, quit_cb, d) < 0
+        || sched_add_signal(d->sched, SIGINT, quit_cb, d) < 0
+        || sched_add_signal(d->sched, SIGUSR1, usr1_cb, d) < 0) {
+        LOG_ERR("cannot set up signal handling");
+        return 1;
+    }
+    r = vpd_start(d, err, sizeof err);
+    if (r < 0) {
+        LOG_ERR("cannot start: %s", err);
+        vpd_stop(d);
+        sched_destroy(d->sched);
+        free(d);
+        return 1;
+    }
+    code = sched_run(d->sched);
+    r = vpd_stop(d);
+    if (r < 0) {
+        LOG_ERR("could not restore everything: %s", strerror(-r));
+        code = 1;
+    } else {
+        LOG_INFO("restored; exiting");
+    }
+    sched_destroy(d->sched);
+    free(d);
+    return code;
+}
