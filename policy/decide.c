@@ -222,6 +222,19 @@ core_cpus(const struct pol_state *st, unsigned k, const struct cpuset *usable,
     }
 }
 
+/* First usable CPU of core 'k' (its first CPU if none is usable). */
+static unsigned
+core_first_usable(const struct pol_state *st, unsigned k,
+                  const struct cpuset *usable)
+{
+    for (unsigned i = 0; i < st->core_nsib[k]; i++) {
+        if (cpuset_has(usable, st->core_cpu[k][i])) {
+            return st->core_cpu[k][i];
+        }
+    }
+    return st->core_cpu[k][0];
+}
+
 static unsigned
 core_usable_threads(const struct pol_state *st, unsigned k,
                     const struct cpuset *usable)
@@ -374,14 +387,21 @@ evaluate(struct pol_state *st, const struct pol_input *in,
     uint64_t pkg_avg[POL_MAX_PKGS] = { 0 };
     uint32_t pkg_maxd[POL_MAX_PKGS] = { 0 };
     uint32_t dom_need[POL_MAX_DOMAINS];
-    uint64_t span_load = 0, span_avg = 0, tot_cap = 0;
+    uint64_t span_load = 0, span_avg = 0, tot_cap = 0, tot_room = 0;
     uint32_t span_maxd = 0;
     unsigned n_pkgs = m->n_pkgs < POL_MAX_PKGS ? m->n_pkgs : POL_MAX_PKGS;
 
     cpuset_zero(&p->active);
     cpuset_zero(&p->offline);
+    memset(p->dom_freq_khz, 0, sizeof p->dom_freq_khz);
+    memset(p->idle_limit, -1, sizeof p->idle_limit);
     memset(dom_need, 0, sizeof dom_need);
     memset(st->busy_ppm, 0, sizeof st->busy_ppm);
+    for (unsigned k = 0; k < st->n_cores; k++) {
+        if (st->core_use[k] == 1) {
+            core_cpus(st, k, usable, &p->active);    /* Own cores. */
+        }
+    }
     for (unsigned i = 0; i < e->k && i < st->n_pool; i++) {
         unsigned k = st->pool[i];
 
@@ -427,6 +447,9 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             }
         }
     }
+    for (unsigned q = 0; q < n_pkgs; q++) {
+        tot_room += pkg_cap[q] > pkg_load[q] ? pkg_cap[q] - pkg_load[q] : 0;
+    }
     /* Per pool core: its package's load shared by capacity (the kernel
      * balances inside the set), spanning load shared over the pool. */
     for (unsigned i = 0; i < e->k && i < st->n_pool; i++) {
@@ -441,7 +464,15 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             load = pkg_load[q] * st->core_cap[k] / pkg_cap[q];
             avg = pkg_avg[q] * st->core_cap[k] / pkg_cap[q];
         }
-        if (tot_cap) {
+        if (tot_room && pkg_cap[q]) {
+            /* Spanning load goes where there is room left. */
+            uint64_t room = pkg_cap[q] > pkg_load[q]
+                            ? pkg_cap[q] - pkg_load[q] : 0;
+
+            load += span_load * room / tot_room * st->core_cap[k]
+                    / pkg_cap[q];
+            avg += span_avg * room / tot_room * st->core_cap[k] / pkg_cap[q];
+        } else if (tot_cap) {
             load += span_load * st->core_cap[k] / tot_cap;
             avg += span_avg * st->core_cap[k] / tot_cap;
         }
@@ -543,7 +574,7 @@ evaluate(struct pol_state *st, const struct pol_input *in,
         uint16_t k = st->excl_core[i];
 
         if (k != NO_CORE && st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE) {
-            unsigned c = st->core_cpu[k][0];
+            unsigned c = core_first_usable(st, k, usable);
             uint32_t cap = pol_model_capacity_at(m, c,
                                p->dom_freq_khz[st->core_dom[k]]);
             uint64_t u = cap ? (uint64_t) in->vcpus[i].load.avg_cap
@@ -1044,7 +1075,8 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 struct cpuset one;
 
                 cpuset_zero(&one);
-                cpuset_set(&one, st->core_cpu[st->excl_core[i]][0]);
+                cpuset_set(&one, core_first_usable(st, st->excl_core[i],
+                                                   &usable));
                 plan->vcpu_allowed[i] = one;
                 cpuset_or(&own, &own, &one);
             } else {

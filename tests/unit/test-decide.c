@@ -1,0 +1,572 @@
+/* tests/unit/test-decide.c -- properties of pol_decide().
+ *
+ * Seeded random topologies (packages, SMT, per-core or per-package
+ * domains) and workloads check the contract in policy.h: capacity with
+ * headroom, non-empty allowed sets inside managed & online & active,
+ * idempotence of decide(apply(decide(x))), exclusive cores for
+ * performance VMs, immediate spreading under override.  Deterministic
+ * scenarios check hysteresis.  The seed is printed on failure; set
+ * VPOWER_SEED to replay one. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "policy/policy.h"
+
+#define SEC 1000000000ull
+
+static struct pol_model *m;
+
+/* Small deterministic PRNG so results do not depend on libc. */
+static uint64_t rng;
+
+static uint32_t
+rnd(uint32_t n)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return n ? (uint32_t) ((rng >> 33) % n) : 0;
+}
+
+/* Builds a random model: 1-2 packages of 1-24 cores, SMT 1 or 2. */
+static void
+random_model(unsigned *n_cores_out)
+{
+    static char text[8192];
+    char err[256];
+    unsigned pkgs = 1 + rnd(2), cores = 1 + rnd(24), smt = 1 + rnd(2);
+    unsigned ncore = pkgs * cores, ncpu = ncore * smt;
+    bool per_core = rnd(2);
+    size_t n = 0;
+
+    n += (size_t) snprintf(text + n, sizeof text - n, "cpus %u\n", ncpu);
+    if (smt == 2) {
+        n += (size_t) snprintf(text + n, sizeof text - n,
+                               "smt 0-%u %u-%u\n", ncore - 1, ncore,
+                               ncpu - 1);
+    }
+    for (unsigned p = 0; p < pkgs; p++) {
+        unsigned lo = p * cores, hi = lo + cores - 1;
+
+        if (smt == 2) {
+            n += (size_t) snprintf(text + n, sizeof text - n,
+                                   "package %u %u-%u,%u-%u 9000 3000\n", p,
+                                   lo, hi, lo + ncore, hi + ncore);
+        } else {
+            n += (size_t) snprintf(text + n, sizeof text - n,
+                                   "package %u %u-%u 9000 3000\n", p, lo, hi);
+        }
+        if (!per_core || p == 0) {
+            if (per_core) {
+                n += (size_t) snprintf(text + n, sizeof text - n,
+                                       "domain 0-%u per-core\n", ncpu - 1);
+            } else if (smt == 2) {
+                n += (size_t) snprintf(text + n, sizeof text - n,
+                                       "domain %u-%u,%u-%u\n", lo, hi,
+                                       lo + ncore, hi + ncore);
+            } else {
+                n += (size_t) snprintf(text + n, sizeof text - n,
+                                       "domain %u-%u\n", lo, hi);
+            }
+            n += (size_t) snprintf(text + n, sizeof text - n,
+                "opp 1000000 410 1800\nopp 1800000 737 4100\n"
+                "opp 2500000 1024 7300\nopp 3200000 1311 11700 turbo\n"
+                "idle C1 1 1 1500\nidle C1E 2 4 1000\n"
+                "idle C6 290 800 100\n");
+        }
+    }
+    if (pol_model_parse(m, text, err, sizeof err)) {
+        fail_msg("random model does not parse: %s\n%s", err, text);
+    }
+    *n_cores_out = ncore;
+}
+
+struct world {
+    struct pol_vm vms[64];
+    struct pol_vcpu vcpus[512];
+    struct pol_input in;
+};
+
+static void
+random_load(struct pol_load *l, uint32_t max)
+{
+    memset(l, 0, sizeof *l);
+    l->avg_cap = rnd(max);
+    l->peak_cap = l->avg_cap + rnd(max - l->avg_cap + 1);
+    l->n_samples = 10;
+}
+
+static void
+random_world(struct world *w, unsigned n_cores, bool allow_perf)
+{
+    /* Leave cores for the others even with one CPU offline. */
+    unsigned perf_budget = allow_perf ? (n_cores - 1) / 2 : 0;
+    uint32_t nv = 0;
+    size_t nvm = 1 + rnd(12);
+
+    memset(w, 0, sizeof *w);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        cpuset_set(&w->in.managed, c);
+        cpuset_set(&w->in.online, c);
+    }
+    if (rnd(3) == 0 && m->n_cpus > 1) {
+        cpuset_clr(&w->in.online, 1 + rnd(m->n_cpus - 1));
+    }
+    for (size_t v = 0; v < nvm; v++) {
+        struct pol_vm *vm = &w->vms[v];
+        uint32_t k = 1 + rnd(6);
+
+        vm->id = 100 + (uint32_t) v;
+        vm->policy.kind = (enum pol_kind) rnd(3);
+        if (vm->policy.kind == POL_PERFORMANCE) {
+            if (k > perf_budget) {
+                vm->policy.kind = POL_BALANCED;
+            } else {
+                perf_budget -= k;
+            }
+        }
+        if (rnd(8) == 0) {
+            vm->policy.latency_us = 1 + rnd(400);
+        }
+        vm->first_vcpu = nv;
+        vm->n_vcpus = k;
+        for (uint32_t j = 0; j < k; j++) {
+            w->vcpus[nv].vm = (uint32_t) v;
+            w->vcpus[nv].idx = j;
+            w->vcpus[nv].cpu = -1;
+            random_load(&w->vcpus[nv].load, 700);
+            nv++;
+        }
+    }
+    w->in.vms = w->vms;
+    w->in.n_vms = nvm;
+    w->in.vcpus = w->vcpus;
+    w->in.n_vcpus = nv;
+    w->in.now_ns = 1000 * SEC;
+}
+
+/* Checks the contract on one decision; returns a message or NULL. */
+static const char *
+check_plan(const struct world *w, const struct pol_plan *p,
+           const struct pol_config *cfg)
+{
+    struct cpuset usable, excl_cores, pool, seen;
+    uint64_t demand = 0, cap = 0;
+    bool all_active;
+
+    cpuset_and(&usable, &w->in.managed, &w->in.online);
+    all_active = cpuset_subset(&usable, &p->active);
+    cpuset_zero(&excl_cores);
+    for (size_t v = 0; v < w->in.n_vms; v++) {
+        const struct pol_vm *vm = &w->vms[v];
+
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            const struct cpuset *a = &p->vcpu_allowed[vm->first_vcpu + j];
+            struct cpuset ok;
+
+            cpuset_and(&ok, &usable, &p->active);
+            if (cpuset_empty(a) || !cpuset_subset(a, &ok)) {
+                return "allowed set empty or outside managed&online&active";
+            }
+            if (p->vm_reason[v] == POL_R_PERFORMANCE) {
+                CPUSET_FOREACH (c, a) {
+                    for (unsigned s = 0; s < m->n_cpus; s++) {
+                        if (m->cpu_core[s] == m->cpu_core[c]) {
+                            cpuset_set(&excl_cores, s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* Performance VMs never share a physical core with another VM. */
+    for (size_t v = 0; v < w->in.n_vms; v++) {
+        const struct pol_vm *vm = &w->vms[v];
+
+        if (p->vm_reason[v] == POL_R_PERFORMANCE) {
+            continue;
+        }
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            struct cpuset x;
+
+            cpuset_and(&x, &p->vcpu_allowed[vm->first_vcpu + j], &excl_cores);
+            if (!cpuset_empty(&x)) {
+                return "a VM shares a core with a performance VM";
+            }
+        }
+    }
+    /* Capacity with headroom over the shared (packed) active cores. */
+    cpuset_andnot(&pool, &p->active, &excl_cores);
+    for (size_t v = 0; v < w->in.n_vms; v++) {
+        const struct pol_vm *vm = &w->vms[v];
+        uint32_t h = vm->policy.kind == POL_POWERSAVE
+                     ? cfg->powersave_headroom_pct : cfg->headroom_pct;
+
+        if (p->vm_reason[v] != POL_R_PACKED) {
+            continue;
+        }
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            const struct pol_load *l = &w->vcpus[vm->first_vcpu + j].load;
+
+            demand += ((uint64_t) l->avg_cap + l->peak_cap) / 2 * 100
+                      / (100 - h);
+        }
+    }
+    cpuset_zero(&seen);
+    CPUSET_FOREACH (c, &pool) {
+        unsigned sib = 0;
+        uint32_t cc = pol_model_capacity_at(m, (unsigned) c,
+                          p->dom_freq_khz[m->cpu_domain[c]]);
+
+        if (cpuset_has(&seen, m->cpu_core[c])) {
+            continue;                 /* Count each core once. */
+        }
+        cpuset_set(&seen, m->cpu_core[c]);
+        for (unsigned s = 0; s < m->n_cpus; s++) {
+            sib += m->cpu_core[s] == m->cpu_core[c]
+                   && cpuset_has(&pool, s);
+        }
+        cap += sib > 1 ? (uint64_t) cc * m->smt_capacity_pct / 100 : cc;
+    }
+    if (!all_active && demand > cap + 8 * cpuset_count(&pool)) {
+        return "packed demand above active capacity with headroom";
+    }
+    return NULL;
+}
+
+static void
+test_random_properties(void **state)
+{
+    const char *env = getenv("VPOWER_SEED");
+    uint64_t seed0 = env ? strtoull(env, NULL, 0) : 20240601;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_plan *q = pol_plan_create(64, 512);
+    struct pol_action *acts = calloc(8192, sizeof *acts);
+    static struct world w;
+    unsigned cases = env ? 1 : 300;
+
+    (void) state;
+    for (unsigned i = 0; i < cases; i++) {
+        uint64_t seed = seed0 + i;
+        struct pol_config cfg;
+        struct pol_state *st;
+        unsigned n_cores;
+        const char *msg;
+        int n;
+
+        rng = seed;
+        random_model(&n_cores);
+        random_world(&w, n_cores, true);
+        pol_config_default(&cfg);
+        cfg.allow_offline = rnd(2);
+        st = pol_state_create(m, &cfg);
+        assert_non_null(st);
+        if (pol_decide(st, &w.in, p)) {
+            fail_msg("seed %llu: decide failed", (unsigned long long) seed);
+        }
+        msg = check_plan(&w, p, &cfg);
+        if (msg) {
+            fail_msg("seed %llu: %s", (unsigned long long) seed, msg);
+        }
+        /* Apply, decide again a little later: nothing to do. */
+        w.in.now_ns += SEC;
+        assert_int_equal(pol_decide(st, &w.in, q), 0);
+        n = pol_plan_diff(p, q, acts, 8192);
+        if (n != 0) {
+            fail_msg("seed %llu: second decision gives %d actions (first "
+                     "type %d)", (unsigned long long) seed, n, acts[0].type);
+        }
+        /* Same input, fresh state: same plan (determinism). */
+        {
+            struct pol_state *st2 = pol_state_create(m, &cfg);
+
+            w.in.now_ns -= SEC;
+            assert_int_equal(pol_decide(st2, &w.in, q), 0);
+            if (pol_plan_diff(p, q, acts, 8192) != 0) {
+                fail_msg("seed %llu: not deterministic",
+                         (unsigned long long) seed);
+            }
+            pol_state_destroy(st2);
+        }
+        /* Override spreads everything at once. */
+        w.in.override_performance = true;
+        w.in.now_ns += 2 * SEC;
+        assert_int_equal(pol_decide(st, &w.in, q), 0);
+        {
+            struct cpuset usable;
+
+            cpuset_and(&usable, &w.in.managed, &w.in.online);
+            if (!cpuset_subset(&usable, &q->active)
+                || !cpuset_empty(&q->offline)) {
+                fail_msg("seed %llu: override did not wake every core",
+                         (unsigned long long) seed);
+            }
+            for (unsigned d = 0; d < m->n_domains; d++) {
+                const struct pol_domain *dom = &m->domains[d];
+                struct cpuset x;
+
+                cpuset_and(&x, &dom->cpus, &usable);
+                if (!cpuset_empty(&x) && q->dom_freq_khz[d]
+                    != dom->opps[dom->nominal_opp].freq_khz) {
+                    fail_msg("seed %llu: override domain %u at %u kHz",
+                             (unsigned long long) seed, d,
+                             q->dom_freq_khz[d]);
+                }
+            }
+        }
+        pol_state_destroy(st);
+    }
+    print_message("%u random cases from seed %llu\n", cases,
+                  (unsigned long long) seed0);
+    free(acts);
+    pol_plan_destroy(p);
+    pol_plan_destroy(q);
+}
+
+/* A fixed host: 1 package, 8 cores, no SMT, per-core domains. */
+static void
+fixed_model(void)
+{
+    char err[128];
+
+    if (pol_model_parse(m, "cpus 8\npackage 0 0-7 9000 3000\n"
+                        "domain 0-7 per-core\n"
+                        "opp 1000000 410 1800\nopp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+}
+
+static void
+test_hysteresis(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    unsigned k0, k1;
+
+    (void) state;
+    fixed_model();
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 8; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    w.vms[0].id = 1;
+    w.vms[0].n_vcpus = 8;
+    for (unsigned j = 0; j < 8; j++) {
+        w.vcpus[j].vm = 0;
+        w.vcpus[j].idx = j;
+        w.vcpus[j].cpu = -1;
+        w.vcpus[j].load.avg_cap = 50;
+        w.vcpus[j].load.peak_cap = 50;
+        w.vcpus[j].load.n_samples = 10;
+    }
+    w.in.vms = w.vms;
+    w.in.n_vms = 1;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 8;
+    w.in.now_ns = 100 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+
+    /* Light load: packed onto one core. */
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    k0 = cpuset_count(&p->active);
+    assert_int_equal(k0, 1);
+    assert_int_equal(p->next_interval_ns, cfg.min_interval_ns);
+    /* Stable: the interval grows. */
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->next_interval_ns, 2 * cfg.min_interval_ns);
+
+    /* Ready time rises: spread at once. */
+    w.vcpus[0].load.ready_ppm = 200000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    k1 = cpuset_count(&p->active);
+    assert_int_equal(k1, 8);
+    assert_int_equal(p->vm_reason[0], POL_R_READY_SPREAD);
+    assert_int_equal(p->next_interval_ns, cfg.min_interval_ns);
+
+    /* Ready time gone: no packing before the dwell time ... */
+    w.vcpus[0].load.ready_ppm = 0;
+    for (int i = 0; i < 5; i++) {
+        w.in.now_ns += SEC;
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(cpuset_count(&p->active), 8);
+    }
+    /* ... then one core per dwell. */
+    w.in.now_ns += cfg.pack_dwell_ns;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 7);
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 7);
+    w.in.now_ns += cfg.pack_dwell_ns;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 6);
+
+    /* Load above capacity spreads at once. */
+    for (unsigned j = 0; j < 8; j++) {
+        w.vcpus[j].load.avg_cap = 700;
+        w.vcpus[j].load.peak_cap = 700;
+    }
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 8);
+
+    /* Warm-up: new vCPUs count as a whole core each. */
+    pol_state_destroy(st);
+    st = pol_state_create(m, &cfg);
+    for (unsigned j = 0; j < 8; j++) {
+        w.vcpus[j].load.avg_cap = 0;
+        w.vcpus[j].load.peak_cap = 0;
+        w.vcpus[j].load.n_samples = j < 3 ? 0 : 10;
+    }
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->vm_reason[0], POL_R_WARMUP);
+    assert_int_equal(cpuset_count(&p->active), 3);
+
+    /* Latency bound caps idle depth on the VM's CPUs; parked: none. */
+    w.vms[0].policy.latency_us = 10;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    CPUSET_FOREACH (c, &p->active) {
+        assert_int_equal(p->idle_limit[c], 0);
+    }
+    for (unsigned c = 0; c < 8; c++) {
+        if (!cpuset_has(&p->active, c)) {
+            assert_int_equal(p->idle_limit[c], -1);
+        }
+    }
+    /* Thermal cap and min frequency. */
+    w.vms[0].policy.latency_us = 0;
+    w.vms[0].policy.min_freq_khz = 2500000;
+    w.in.thermal_cap_khz[0] = 1500000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_true(p->dom_freq_khz[0] <= 1500000);
+    assert_int_equal(p->dom_freq_khz[1], 2500000);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
+static void
+test_errors(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(1, 1);
+    struct pol_state *st;
+
+    (void) state;
+    fixed_model();
+    st = pol_state_create(m, NULL);
+    memset(&w, 0, sizeof w);
+    w.in.vms = w.vms;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vms = 2;
+    assert_int_equal(pol_decide(st, &w.in, p), -ENOSPC);
+    w.in.n_vms = 1;
+    w.in.n_vcpus = 1;
+    w.vcpus[0].vm = 3;
+    assert_int_equal(pol_decide(st, &w.in, p), -EINVAL);
+    w.vcpus[0].vm = 0;
+    w.vms[0].n_vcpus = 2;
+    assert_int_equal(pol_decide(st, &w.in, p), -EINVAL);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
+/* Timing of one decision on 256 CPUs (2 x 64 cores, SMT2) and 1024
+ * vCPUs; printed, and a generous bound so slow CI machines pass. */
+static void
+test_timing(void **state)
+{
+    static char text[4096];
+    char err[128];
+    struct pol_vm *vms = calloc(256, sizeof *vms);
+    struct pol_vcpu *vcpus = calloc(1024, sizeof *vcpus);
+    struct pol_plan *p = pol_plan_create(256, 1024);
+    struct pol_input in;
+    struct pol_state *st;
+    struct timespec a, b;
+    double best = 1e9;
+
+    (void) state;
+    snprintf(text, sizeof text, "cpus 256\nsmt 0-127 128-255\n"
+             "package 0 0-63,128-191 9000 3000\n"
+             "package 1 64-127,192-255 9000 3000\n"
+             "domain 0-255 per-core\n"
+             "opp 1000000 410 1800\nopp 1800000 737 4100\n"
+             "opp 2500000 1024 7300\nidle C1 1 1 1500\n"
+             "idle C6 290 800 100\n");
+    assert_int_equal(pol_model_parse(m, text, err, sizeof err), 0);
+    memset(&in, 0, sizeof in);
+    for (unsigned c = 0; c < 256; c++) {
+        cpuset_set(&in.managed, c);
+        cpuset_set(&in.online, c);
+    }
+    rng = 7;
+    for (unsigned v = 0; v < 256; v++) {
+        vms[v].id = v;
+        vms[v].first_vcpu = v * 4;
+        vms[v].n_vcpus = 4;
+        vms[v].policy.kind = v % 16 == 0 ? POL_PERFORMANCE : POL_BALANCED;
+        for (unsigned j = 0; j < 4; j++) {
+            vcpus[v * 4 + j].vm = v;
+            vcpus[v * 4 + j].idx = j;
+            random_load(&vcpus[v * 4 + j].load, 150);
+        }
+    }
+    in.vms = vms;
+    in.n_vms = 256;
+    in.vcpus = vcpus;
+    in.n_vcpus = 1024;
+    st = pol_state_create(m, NULL);
+    for (int i = 0; i < 20; i++) {
+        double us;
+
+        in.now_ns = (uint64_t) (i + 1) * SEC;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        assert_int_equal(pol_decide(st, &in, p), 0);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        us = (double) (b.tv_sec - a.tv_sec) * 1e6
+             + (double) (b.tv_nsec - a.tv_nsec) / 1e3;
+        best = us < best ? us : best;
+    }
+    print_message("pol_decide 256 CPUs / 1024 vCPUs: best %.0f us, "
+                  "%u CPUs active, %u mW\n", best,
+                  cpuset_count(&p->active), p->est_power_mw);
+    assert_true(best < 20000);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+    free(vms);
+    free(vcpus);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_properties),
+        cmocka_unit_test(test_hysteresis),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_timing),
+    };
+    int r;
+
+    m = calloc(1, sizeof *m);
+    r = cmocka_run_group_tests(tests, NULL, NULL);
+    free(m);
+    return r;
+}
