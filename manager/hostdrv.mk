@@ -1,1 +1,6 @@
-# manager/hostdrv.mk -- build rules of one manager area.
+# manager/hostdrv.mk -- host drivers (sysfs, dummy), the energy model built
+# from sysfs, the config parser and the restore journal.  All of it goes
+# into manager/libvpowermgr.a, which vpowerd and the unit tests link.
+manager_libvpowermgr_a_SOURCES += \
+	manager/journal.c manager/journal.h \
+	manager/sysfs.c manager/sysfs.h

@@ -1,0 +1,776 @@
+/* manager/journal.c -- Crash-safe record of the host state vpowerd found.
+ *
+ * The journal is small (a few entries per CPU and per vCPU) and written
+ * rarely (only the first change of each thing), so every record simply
+ * rewrites the whole file: write PATH.tmp, fsync, rename over PATH, fsync
+ * the directory.  A crash at any point leaves either the previous or the
+ * new complete journal.  The text format is line based:
+ *
+ *   vpower-journal 1
+ *   vcpu UUID VCPU CPULIST
+ *   emulator UUID CPULIST
+ *   online CPU 0|1
+ *   sysfs RELPATH VALUE          (VALUE is the rest of the line)
+ *   end COUNT
+ *
+ * The "end" line lets jnl_load() refuse a journal that was cut short by
+ * something other than our rename (a full disk, a hand edit). */
+
+#include <config.h>
+
+#include "manager/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager/log.h"
+#include "manager/sysfs.h"
+#include "manager/util.h"
+
+#define LOG_MODULE "jnl"
+
+#define JNL_MAGIC "vpower-journal 1"
+#define JNL_MAX_FILE (JNL_MAX_ENTRIES * 320)
+
+struct jnl {
+    char *path;
+    struct jnl_entry *e;
+    size_t n, cap;
+};
+
+/* ---- Validation -------------------------------------------------------- */
+
+static bool
+uuid_valid(const char *u)
+{
+    size_t i;
+
+    for (i = 0; u[i]; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        char c = u[i];
+
+        if (dash ? c != '-'
+            : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')
+                || (c >= 'A' && c <= 'F'))) {
+            return false;
+        }
+    }
+    return i == DRV_UUID_LEN - 1;
+}
+
+static bool
+relpath_valid(const char *p)
+{
+    size_t len = strlen(p);
+
+    if (!len || len >= JNL_PATH_LEN || p[0] == '/') {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char) p[i] <= ' ' || p[i] == 0x7f) {
+            return false;
+        }
+    }
+    /* No ".." component: restore must stay below the root. */
+    for (const char *c = p; c; c = strchr(c, '/')) {
+        c += *c == '/';
+        if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+value_valid(const char *v)
+{
+    size_t len = strlen(v);
+
+    if (len >= JNL_VALUE_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char) v[i] < ' ' || v[i] == 0x7f) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- Writing --------------------------------------------------------- */
+
+struct sbuf {
+    char *s;
+    size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sbuf_printf(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    for (;;) {
+        va_start(ap, fmt);
+        n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t) n < b->cap - b->len) {
+            b->len += (size_t) n;
+            return;
+        }
+        b->cap = b->cap * 2 + (size_t) (n > 0 ? n : 0) + 256;
+        b->s = xrealloc(b->s, b->cap);
+    }
+}
+
+static void
+format_entry(struct sbuf *b, const struct jnl_entry *e)
+{
+    char list[8192];
+
+    switch (e->kind) {
+    case JNL_VCPU_PIN:
+        cpuset_format(&e->cpus, list, sizeof list);
+        sbuf_printf(b, "vcpu %s %u %s\n", e->uuid, e->vcpu, list);
+        break;
+    case JNL_EMULATOR_PIN:
+        cpuset_format(&e->cpus, list, sizeof list);
+        sbuf_printf(b, "emulator %s %s\n", e->uuid, list);
+        break;
+    case JNL_SYSFS:
+        sbuf_printf(b, "sysfs %s %s\n", e->path, e->value);
+        break;
+    case JNL_ONLINE:
+        sbuf_printf(b, "online %u %d\n", e->cpu, e->online ? 1 : 0);
+        break;
+    case JNL_N_KINDS:
+        break;
+    }
+}
+
+static int
+fsync_dir_of(const char *path)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    int fd, error = 0;
+
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) < 0) {
+        error = -errno;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(dir);
+    return error;
+}
+
+static int
+write_all(int fd, const char *s, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, s, len);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -errno;
+        }
+        if (n == 0) {
+            return -EIO;
+        }
+        s += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+/* Writes the whole journal to PATH atomically. */
+static int
+jnl_save(struct jnl *j)
+{
+    struct sbuf b = { NULL, 0, 0 };
+    char *tmp = xasprintf("%s.tmp", j->path);
+    int fd, error = 0;
+
+    sbuf_printf(&b, "%s\n", JNL_MAGIC);
+    for (size_t i = 0; i < j->n; i++) {
+        format_entry(&b, &j->e[i]);
+    }
+    sbuf_printf(&b, "end %zu\n", j->n);
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+              0600);
+    if (fd < 0) {
+        error = -errno;
+        goto out;
+    }
+    /* The umask cannot widen 0600, but an old file could be wider. */
+    if (fchmod(fd, 0600) < 0) {
+        error = -errno;
+    }
+    if (!error) {
+        error = write_all(fd, b.s, b.len);
+    }
+    if (!error && fsync(fd) < 0) {
+        error = -errno;
+    }
+    if (close(fd) < 0 && !error) {
+        error = -errno;
+    }
+    if (!error && rename(tmp, j->path) < 0) {
+        error = -errno;
+    }
+    if (!error) {
+        error = fsync_dir_of(j->path);
+    } else {
+        unlink(tmp);
+    }
+out:
+    if (error) {
+        LOG_ERR("%s: cannot write journal: %s", j->path, strerror(-error));
+    }
+    free(tmp);
+    free(b.s);
+    return error;
+}
+
+static int
+jnl_add(struct jnl *j, const struct jnl_entry *e)
+{
+    int error;
+
+    if (j->n >= JNL_MAX_ENTRIES) {
+        return -ENOSPC;
+    }
+    if (j->n == j->cap) {
+        j->cap = j->cap ? j->cap * 2 : 16;
+        j->e = xrealloc(j->e, j->cap * sizeof *j->e);
+    }
+    j->e[j->n++] = *e;
+    error = jnl_save(j);
+    if (error) {
+        j->n--;                   /* Not on disk: not recorded. */
+    }
+    return error;
+}
+
+/* ---- Public API ------------------------------------------------------- */
+
+static struct jnl *
+jnl_new(const char *path)
+{
+    struct jnl *j = XNEW(struct jnl);
+
+    j->path = xstrdup(path);
+    return j;
+}
+
+int
+jnl_create(const char *path, struct jnl **out)
+{
+    if (!path || !*path || strlen(path) >= 4000) {
+        return -EINVAL;
+    }
+    *out = jnl_new(path);
+    return 0;
+}
+
+void
+jnl_close(struct jnl *j)
+{
+    if (j) {
+        free(j->e);
+        free(j->path);
+        free(j);
+    }
+}
+
+int
+jnl_remove(struct jnl *j)
+{
+    j->n = 0;
+    if (unlink(j->path) < 0) {
+        return errno == ENOENT ? 0 : -errno;
+    }
+    return fsync_dir_of(j->path);
+}
+
+const char *
+jnl_path(const struct jnl *j)
+{
+    return j->path;
+}
+
+size_t
+jnl_count(const struct jnl *j)
+{
+    return j->n;
+}
+
+static struct jnl_entry *
+find(const struct jnl *j, const struct jnl_entry *key)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        struct jnl_entry *e = &j->e[i];
+
+        if (e->kind != key->kind) {
+            continue;
+        }
+        switch (key->kind) {
+        case JNL_VCPU_PIN:
+            if (!strcmp(e->uuid, key->uuid) && e->vcpu == key->vcpu) {
+                return e;
+            }
+            break;
+        case JNL_EMULATOR_PIN:
+            if (!strcmp(e->uuid, key->uuid)) {
+                return e;
+            }
+            break;
+        case JNL_SYSFS:
+            if (!strcmp(e->path, key->path)) {
+                return e;
+            }
+            break;
+        case JNL_ONLINE:
+            if (e->cpu == key->cpu) {
+                return e;
+            }
+            break;
+        case JNL_N_KINDS:
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int
+record(struct jnl *j, const struct jnl_entry *e)
+{
+    return find(j, e) ? 0 : jnl_add(j, e);
+}
+
+int
+jnl_record_vcpu_pin(struct jnl *j, const char *uuid, unsigned vcpu,
+                    const struct cpuset *orig)
+{
+    struct jnl_entry e;
+
+    if (!uuid || !uuid_valid(uuid) || !orig || cpuset_empty(orig)) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_VCPU_PIN;
+    strcpy(e.uuid, uuid);
+    e.vcpu = vcpu;
+    e.cpus = *orig;
+    return record(j, &e);
+}
+
+int
+jnl_record_emulator_pin(struct jnl *j, const char *uuid,
+                        const struct cpuset *orig)
+{
+    struct jnl_entry e;
+
+    if (!uuid || !uuid_valid(uuid) || !orig || cpuset_empty(orig)) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_EMULATOR_PIN;
+    strcpy(e.uuid, uuid);
+    e.cpus = *orig;
+    return record(j, &e);
+}
+
+int
+jnl_record_sysfs(struct jnl *j, const char *relpath, const char *orig)
+{
+    struct jnl_entry e;
+
+    if (!relpath || !orig || !relpath_valid(relpath)
+        || !value_valid(orig)) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_SYSFS;
+    strcpy(e.path, relpath);
+    strcpy(e.value, orig);
+    return record(j, &e);
+}
+
+int
+jnl_record_online(struct jnl *j, unsigned cpu, bool was_online)
+{
+    struct jnl_entry e;
+
+    if (cpu >= POL_MAX_CPUS) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_ONLINE;
+    e.cpu = cpu;
+    e.online = was_online;
+    return record(j, &e);
+}
+
+bool
+jnl_has_sysfs(const struct jnl *j, const char *relpath, const char **value)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        if (j->e[i].kind == JNL_SYSFS && !strcmp(j->e[i].path, relpath)) {
+            if (value) {
+                *value = j->e[i].value;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+int
+jnl_forget_domain(struct jnl *j, const char *uuid)
+{
+    size_t out = 0, old = j->n;
+
+    for (size_t i = 0; i < j->n; i++) {
+        const struct jnl_entry *e = &j->e[i];
+
+        if ((e->kind == JNL_VCPU_PIN || e->kind == JNL_EMULATOR_PIN)
+            && !strcmp(e->uuid, uuid)) {
+            continue;
+        }
+        j->e[out++] = *e;
+    }
+    j->n = out;
+    return out == old ? 0 : jnl_save(j);
+}
+
+int
+jnl_foreach(const struct jnl *j, enum jnl_kind kind, jnl_entry_cb *cb,
+            void *aux)
+{
+    int first = 0;
+
+    for (size_t i = 0; i < j->n; i++) {
+        if (kind == JNL_N_KINDS || j->e[i].kind == kind) {
+            int error = cb(aux, &j->e[i]);
+
+            if (error && !first) {
+                first = error;
+            }
+        }
+    }
+    return first;
+}
+
+int
+jnl_restore_sysfs(const struct jnl *j, const char *root,
+                  unsigned *n_failed)
+{
+    bool *done = XNEWARRAY(bool, j->n + 1);
+    unsigned failed = 0;
+    int first = 0;
+
+    /* 1: CPUs that were online come back, so their files exist. */
+    for (size_t i = 0; i < j->n; i++) {
+        const struct jnl_entry *e = &j->e[i];
+        char rel[32];
+
+        if (e->kind == JNL_ONLINE && e->online) {
+            snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
+            int error = sysfs_write(root, rel, "1");
+
+            done[i] = true;
+            if (error) {
+                LOG_ERR("restore %s <- 1: %s", rel, strerror(-error));
+                failed++;
+                first = first ? first : error;
+            }
+        }
+    }
+    /* 2: values, newest first, in two passes: a value refused because of
+     * another one not yet restored (min above the current max) gets its
+     * second chance once the others are back. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = j->n; i-- > 0;) {
+            const struct jnl_entry *e = &j->e[i];
+            int error;
+
+            if (e->kind != JNL_SYSFS || done[i]) {
+                continue;
+            }
+            error = sysfs_write(root, e->path, e->value);
+            if (!error) {
+                done[i] = true;
+            } else if (pass == 1) {
+                LOG_ERR("restore %s <- %s: %s", e->path, e->value,
+                        strerror(-error));
+                failed++;
+                first = first ? first : error;
+            }
+        }
+    }
+    /* 3: CPUs that were offline go back offline (never CPU0). */
+    for (size_t i = 0; i < j->n; i++) {
+        const struct jnl_entry *e = &j->e[i];
+        char rel[32];
+
+        if (e->kind == JNL_ONLINE && !e->online && e->cpu != 0) {
+            snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
+            int error = sysfs_write(root, rel, "0");
+
+            if (error) {
+                LOG_ERR("restore %s <- 0: %s", rel, strerror(-error));
+                failed++;
+                first = first ? first : error;
+            }
+        }
+    }
+    free(done);
+    if (n_failed) {
+        *n_failed = failed;
+    }
+    return first;
+}
+
+/* ---- Loading ----------------------------------------------------------- */
+
+static int
+read_file(const char *path, char **text)
+{
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd < 0) {
+        return -errno;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_size > JNL_MAX_FILE) {
+        close(fd);
+        return -EFBIG;
+    }
+    buf = xmalloc((size_t) st.st_size + 1);
+    while (got < (size_t) st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t) st.st_size - got);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            int error = n < 0 ? -errno : -EIO;
+
+            free(buf);
+            close(fd);
+            return error;
+        }
+        got += (size_t) n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    if (strlen(buf) != got) {
+        free(buf);
+        return -EINVAL;
+    }
+    *text = buf;
+    return 0;
+}
+
+static int
+parse_uint(const char *s, unsigned max, unsigned *out)
+{
+    uint32_t v;
+
+    if (sysfs_parse_u32(s, &v) || v > max || strchr(s, ' ')
+        || strchr(s, '\n')) {
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses one line (modified in place) into 'e'; returns a reason or
+ * NULL. */
+static const char *
+parse_line(char *line, struct jnl_entry *e)
+{
+    char *save, *kw, *a, *b, *c;
+
+    memset(e, 0, sizeof *e);
+    if (!strncmp(line, "sysfs ", 6)) {
+        char *path = line + 6;
+        char *sp = strchr(path, ' ');
+
+        if (!sp) {
+            return "sysfs: expected PATH VALUE";
+        }
+        *sp = '\0';
+        if (!relpath_valid(path)) {
+            return "sysfs: bad path";
+        }
+        if (!value_valid(sp + 1)) {
+            return "sysfs: bad value";
+        }
+        e->kind = JNL_SYSFS;
+        strcpy(e->path, path);
+        strcpy(e->value, sp + 1);
+        return NULL;
+    }
+    kw = strtok_r(line, " ", &save);
+    a = strtok_r(NULL, " ", &save);
+    b = strtok_r(NULL, " ", &save);
+    c = strtok_r(NULL, " ", &save);
+    if (!kw) {
+        return "empty line";
+    }
+    if (!strcmp(kw, "vcpu")) {
+        if (!a || !b || !c || strtok_r(NULL, " ", &save)) {
+            return "vcpu: expected UUID VCPU CPULIST";
+        }
+        if (!uuid_valid(a)) {
+            return "vcpu: bad UUID";
+        }
+        if (parse_uint(b, 65535, &e->vcpu)) {
+            return "vcpu: bad vCPU number";
+        }
+        if (cpuset_parse(&e->cpus, c) || cpuset_empty(&e->cpus)) {
+            return "vcpu: bad CPU list";
+        }
+        e->kind = JNL_VCPU_PIN;
+        strcpy(e->uuid, a);
+    } else if (!strcmp(kw, "emulator")) {
+        if (!a || !b || c) {
+            return "emulator: expected UUID CPULIST";
+        }
+        if (!uuid_valid(a)) {
+            return "emulator: bad UUID";
+        }
+        if (cpuset_parse(&e->cpus, b) || cpuset_empty(&e->cpus)) {
+            return "emulator: bad CPU list";
+        }
+        e->kind = JNL_EMULATOR_PIN;
+        strcpy(e->uuid, a);
+    } else if (!strcmp(kw, "online")) {
+        unsigned v;
+
+        if (!a || !b || c) {
+            return "online: expected CPU 0|1";
+        }
+        if (parse_uint(a, POL_MAX_CPUS - 1, &e->cpu)) {
+            return "online: bad CPU number";
+        }
+        if (parse_uint(b, 1, &v)) {
+            return "online: expected 0 or 1";
+        }
+        e->kind = JNL_ONLINE;
+        e->online = v;
+    } else {
+        return "unknown entry";
+    }
+    return NULL;
+}
+
+int
+jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
+{
+    struct jnl *j;
+    char *text, *line, *next;
+    const char *reason = NULL;
+    unsigned lineno = 0;
+    bool ended = false;
+    int error;
+
+    error = read_file(path, &text);
+    if (error == -ENOENT) {
+        return error;
+    }
+    if (error) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-error));
+        return error;
+    }
+    j = jnl_new(path);
+    for (line = text; line && *line; line = next) {
+        struct jnl_entry e;
+
+        next = strchr(line, '\n');
+        if (!next) {
+            reason = "last line not terminated (truncated journal)";
+            lineno++;
+            break;
+        }
+        *next++ = '\0';
+        lineno++;
+        if (ended) {
+            reason = "data after the end line";
+            break;
+        }
+        if (lineno == 1) {
+            if (strcmp(line, JNL_MAGIC)) {
+                reason = "not a vpower journal (bad first line)";
+                break;
+            }
+            continue;
+        }
+        if (!strncmp(line, "end ", 4)) {
+            unsigned count;
+
+            if (parse_uint(line + 4, JNL_MAX_ENTRIES, &count)
+                || count != j->n) {
+                reason = "entry count does not match the end line";
+                break;
+            }
+            ended = true;
+            continue;
+        }
+        reason = parse_line(line, &e);
+        if (reason) {
+            break;
+        }
+        if (find(j, &e)) {
+            reason = "duplicate entry";
+            break;
+        }
+        if (j->n >= JNL_MAX_ENTRIES) {
+            reason = "too many entries";
+            break;
+        }
+        if (j->n == j->cap) {
+            j->cap = j->cap ? j->cap * 2 : 16;
+            j->e = xrealloc(j->e, j->cap * sizeof *j->e);
+        }
+        j->e[j->n++] = e;
+    }
+    if (!reason && !ended) {
+        reason = "no end line (truncated journal)";
+        lineno++;
+    }
+    free(text);
+    if (reason) {
+        snprintf(err, errlen, "%s:%u: %s", path, lineno, reason);
+        jnl_close(j);
+        return -EINVAL;
+    }
+    *out = j;
+    return 0;
+}
