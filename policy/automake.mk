@@ -11,3 +11,6 @@ policy_libvpowerpolicy_a_SOURCES = \
 	policy/explain.c \
 	policy/internal.h \
 	policy/policy.h
+
+# The file format and model derivations the parser implements.
+EXTRA_DIST += docs/energy-model.md
