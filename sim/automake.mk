@@ -1,1 +1,39 @@
 # sim/automake.mk -- build rules for sim/ (included by Makefile.am).
+# vpower-sim: the trace-driven simulator.  Everything but main() lives in
+# sim/libvpowersim.a so tests/sim and the benchmark link the same code.
+noinst_LIBRARIES += sim/libvpowersim.a
+sim_libvpowersim_a_SOURCES = \
+	sim/rng.c sim/rng.h \
+	sim/trace.c sim/trace.h \
+	sim/trace_planetlab.c \
+	sim/trace_bitbrains.c \
+	sim/burst.c sim/burst.h \
+	sim/exec.c sim/exec.h \
+	sim/baseline.c sim/baseline.h \
+	sim/lowerbound.c sim/lowerbound.h \
+	sim/simrun.c sim/simrun.h \
+	sim/report.c sim/report.h
+sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
+SIM_LDADD = sim/libvpowersim.a policy/libvpowerpolicy.a $(JSONC_LIBS) -lm
+
+bin_PROGRAMS += sim/vpower-sim
+sim_vpower_sim_SOURCES = sim/vpower-sim.c
+sim_vpower_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+sim_vpower_sim_LDADD = $(SIM_LDADD)
+
+# `make bench`: prints pol_decide() latency on a synthetic 256-CPU host
+# and the wall time of one PlanetLab day; never part of `make check`.
+noinst_PROGRAMS += sim/bench
+sim_bench_SOURCES = sim/bench.c
+sim_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+sim_bench_LDADD = $(SIM_LDADD)
+
+.PHONY: bench
+bench: sim/bench sim/vpower-sim
+	sim/bench --srcdir $(abs_top_srcdir) \
+	  --trace $(VPOWER_BENCH_TRACE)
+
+VPOWER_BENCH_TRACE = /work/shared/data/traces/planetlab-cloudsim/20110303
+
+EXTRA_DIST += docs/simulator.md docs/baselines.md

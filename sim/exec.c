@@ -1,0 +1,514 @@
+/* sim/exec.c -- One execution model and one energy accounting for all.
+ *
+ * See exec.h for the model.  Nothing here knows which policy made the
+ * plan: that is what makes the comparison fair. */
+
+#include <config.h>
+
+#include "sim/exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WAKE_IDLE_HZ 10.0
+#define WAKE_BUSY_HZ 240.0
+
+struct exec_group {
+    struct cpuset set;
+    unsigned n_online;            /* Online CPUs in the set. */
+    size_t n_cores;
+    uint32_t *cores;              /* Core ids touched by the set. */
+    double *lim;                  /* Capacity the set may use on each. */
+    int32_t first_cpu;
+    size_t n_members;
+    uint32_t *members;            /* Host-local vCPU indices. */
+};
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (!p) {
+        abort();
+    }
+    return p;
+}
+
+struct exec_host *
+exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
+{
+    struct exec_host *h = xcalloc(1, sizeof *h);
+    size_t nv = n_vcpus;
+
+    h->m = m;
+    h->n_vms = n_vms;
+    h->n_vcpus = n_vcpus;
+    h->plan = pol_plan_create(n_vms, n_vcpus);
+    if (!h->plan) {
+        abort();
+    }
+    h->pol_idle_limit = xcalloc(POL_MAX_CPUS, sizeof *h->pol_idle_limit);
+    h->backlog = xcalloc(nv, sizeof *h->backlog);
+    h->want = xcalloc(nv, sizeof *h->want);
+    h->served = xcalloc(nv, sizeof *h->served);
+    h->order = xcalloc(nv, sizeof *h->order);
+    h->vcpu_cpu = xcalloc(nv, sizeof *h->vcpu_cpu);
+    h->vcpu_home = xcalloc(nv, sizeof *h->vcpu_home);
+    h->vcpu_rate = xcalloc(nv, sizeof *h->vcpu_rate);
+    h->busy_s = xcalloc(nv, sizeof *h->busy_s);
+    h->ready_s = xcalloc(nv, sizeof *h->ready_s);
+    h->ready_ivl_s = xcalloc(nv, sizeof *h->ready_ivl_s);
+    h->vcpu_group = xcalloc(nv, sizeof *h->vcpu_group);
+    h->groups = xcalloc(nv, sizeof *h->groups);
+    h->n_cores = 0;
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        if (m->cpu_core[c] + 1u > h->n_cores) {
+            h->n_cores = m->cpu_core[c] + 1u;
+        }
+    }
+    h->core_cap = xcalloc(h->n_cores, sizeof *h->core_cap);
+    h->core_full = xcalloc(h->n_cores, sizeof *h->core_full);
+    h->core_rem = xcalloc(h->n_cores, sizeof *h->core_rem);
+    h->core_work = xcalloc(h->n_cores, sizeof *h->core_work);
+    h->core_wake = xcalloc(h->n_cores, sizeof *h->core_wake);
+    h->core_tmp = xcalloc(h->n_cores, sizeof *h->core_tmp);
+    h->core_homed = xcalloc(h->n_cores, sizeof *h->core_homed);
+    h->cpu_homed = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_homed);
+    for (size_t v = 0; v < nv; v++) {
+        h->vcpu_home[v] = -1;
+    }
+    h->busy_ppm = xcalloc(POL_MAX_CPUS, sizeof *h->busy_ppm);
+    h->cpu_first = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_first);
+    h->cpu_work_last = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_last);
+    h->cpu_work_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_period);
+    for (unsigned d = 0; d < m->n_domains; d++) {
+        const struct pol_domain *dom = &m->domains[d];
+        h->plan->dom_freq_khz[d] = dom->opps[dom->nominal_opp].freq_khz;
+    }
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        cpuset_set(&h->plan->active, c);
+    }
+    return h;
+}
+
+static void
+free_groups(struct exec_host *h)
+{
+    for (size_t g = 0; g < h->n_groups; g++) {
+        free(h->groups[g].cores);
+        free(h->groups[g].lim);
+        free(h->groups[g].members);
+    }
+    h->n_groups = 0;
+}
+
+void
+exec_host_destroy(struct exec_host *h)
+{
+    if (!h) {
+        return;
+    }
+    free_groups(h);
+    pol_plan_destroy(h->plan);
+    free(h->pol_idle_limit);
+    free(h->backlog);
+    free(h->want);
+    free(h->served);
+    free(h->order);
+    free(h->vcpu_cpu);
+    free(h->vcpu_home);
+    free(h->vcpu_rate);
+    free(h->busy_s);
+    free(h->ready_s);
+    free(h->ready_ivl_s);
+    free(h->vcpu_group);
+    free(h->groups);
+    free(h->core_cap);
+    free(h->core_full);
+    free(h->core_rem);
+    free(h->core_work);
+    free(h->core_wake);
+    free(h->core_tmp);
+    free(h->core_homed);
+    free(h->cpu_homed);
+    free(h->busy_ppm);
+    free(h->cpu_first);
+    free(h->cpu_work_last);
+    free(h->cpu_work_period);
+    free(h);
+}
+
+static int
+cmp_group_size(const void *a, const void *b)
+{
+    const struct exec_group *x = a, *y = b;
+
+    if (x->n_online != y->n_online) {
+        return x->n_online < y->n_online ? -1 : 1;
+    }
+    return x->first_cpu < y->first_cpu ? -1 : x->first_cpu > y->first_cpu;
+}
+
+/* Recomputes per-core capacities and the vCPU groups of the plan. */
+static void
+build_groups(struct exec_host *h)
+{
+    const struct pol_model *m = h->m;
+    struct pol_plan *p = h->plan;
+    struct cpuset online;
+    unsigned *threads = xcalloc(h->n_cores, sizeof *threads);
+    unsigned *in_set = xcalloc(h->n_cores, sizeof *in_set);
+
+    free_groups(h);
+    cpuset_zero(&online);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        h->cpu_first[c] = false;
+        if (!cpuset_has(&p->offline, c)) {
+            cpuset_set(&online, c);
+            h->cpu_first[c] = threads[m->cpu_core[c]] == 0;
+            threads[m->cpu_core[c]]++;
+        }
+    }
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        unsigned core = m->cpu_core[c];
+        double cap = pol_model_capacity_at(m, c,
+                         p->dom_freq_khz[m->cpu_domain[c]]);
+
+        h->core_cap[core] = cap;
+        h->core_full[core] = threads[core] >= 2
+                             ? cap * m->smt_capacity_pct / 100.0 : cap;
+    }
+    /* Group vCPUs by identical allowed set (restricted to online). */
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        struct cpuset s;
+        size_t g;
+
+        cpuset_and(&s, &p->vcpu_allowed[v], &online);
+        for (g = 0; g < h->n_groups; g++) {
+            if (cpuset_equal(&h->groups[g].set, &s)) {
+                break;
+            }
+        }
+        if (g == h->n_groups) {
+            struct exec_group *gr = &h->groups[h->n_groups++];
+            memset(gr, 0, sizeof *gr);
+            gr->set = s;
+            gr->n_online = cpuset_count(&s);
+            gr->first_cpu = cpuset_next(&s, 0);
+            gr->members = xcalloc(h->n_vcpus, sizeof *gr->members);
+        }
+        h->groups[g].members[h->groups[g].n_members++] = (uint32_t) v;
+    }
+    qsort(h->groups, h->n_groups, sizeof *h->groups, cmp_group_size);
+    for (size_t g = 0; g < h->n_groups; g++) {
+        struct exec_group *gr = &h->groups[g];
+
+        memset(in_set, 0, h->n_cores * sizeof *in_set);
+        CPUSET_FOREACH (c, &gr->set) {
+            in_set[m->cpu_core[c]]++;
+        }
+        gr->cores = xcalloc(h->n_cores, sizeof *gr->cores);
+        gr->lim = xcalloc(h->n_cores, sizeof *gr->lim);
+        for (unsigned k = 0; k < h->n_cores; k++) {
+            if (!in_set[k]) {
+                continue;
+            }
+            gr->cores[gr->n_cores] = k;
+            gr->lim[gr->n_cores] = in_set[k] >= 2 ? h->core_full[k]
+                                                  : h->core_cap[k];
+            gr->n_cores++;
+        }
+        for (size_t i = 0; i < gr->n_members; i++) {
+            h->vcpu_group[gr->members[i]] = (uint32_t) g;
+        }
+    }
+    /* Home CPUs: the kernel wakes a vCPU on its previous CPU when it can,
+     * and places new ones on the least loaded core of their set.  Homes
+     * are sticky while they stay in the vCPU's set. */
+    memset(h->cpu_homed, 0, m->n_cpus * sizeof *h->cpu_homed);
+    memset(h->core_homed, 0, h->n_cores * sizeof *h->core_homed);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        int32_t c = h->vcpu_home[v];
+        const struct exec_group *gr = &h->groups[h->vcpu_group[v]];
+
+        if (c >= 0 && cpuset_has(&gr->set, (unsigned) c)) {
+            h->cpu_homed[c]++;
+            h->core_homed[m->cpu_core[c]]++;
+        } else {
+            h->vcpu_home[v] = -1;
+        }
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        const struct exec_group *gr = &h->groups[h->vcpu_group[v]];
+        int32_t best = -1;
+
+        if (h->vcpu_home[v] >= 0 || gr->first_cpu < 0) {
+            continue;
+        }
+        CPUSET_FOREACH (c, &gr->set) {
+            if (best < 0 ||
+                h->core_homed[m->cpu_core[c]] <
+                h->core_homed[m->cpu_core[best]] ||
+                (h->core_homed[m->cpu_core[c]] ==
+                 h->core_homed[m->cpu_core[best]] &&
+                 h->cpu_homed[c] < h->cpu_homed[best])) {
+                best = c;
+            }
+        }
+        h->vcpu_home[v] = best;
+        h->cpu_homed[best]++;
+        h->core_homed[m->cpu_core[best]]++;
+    }
+    /* A vCPU runs at most one thread's speed, on the fastest core of
+     * its set (the kernel migrates misfit tasks there); it reports that
+     * CPU, so the policy converts busy time back to the same work. */
+    for (size_t g = 0; g < h->n_groups; g++) {
+        struct exec_group *gr = &h->groups[g];
+        int32_t best = gr->first_cpu;
+
+        CPUSET_FOREACH (c, &gr->set) {
+            if (h->core_cap[m->cpu_core[c]] >
+                h->core_cap[m->cpu_core[best]]) {
+                best = c;
+            }
+        }
+        for (size_t i = 0; i < gr->n_members; i++) {
+            uint32_t v = gr->members[i];
+            h->vcpu_cpu[v] = best;
+            h->vcpu_rate[v] = best >= 0 ? h->core_cap[m->cpu_core[best]] : 0;
+        }
+    }
+    free(threads);
+    free(in_set);
+}
+
+void
+exec_apply(struct exec_host *h, const struct pol_plan *plan)
+{
+    const struct pol_model *m = h->m;
+    struct pol_plan *p = h->plan;
+    uint32_t old_freq[POL_MAX_DOMAINS];
+    bool first = h->applied == 0;
+
+    memcpy(old_freq, p->dom_freq_khz, sizeof old_freq);
+    for (size_t v = 0; v < h->n_vcpus && !first; v++) {
+        if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
+            h->pin_changes++;
+        }
+    }
+    pol_plan_copy(p, plan);
+    for (unsigned d = 0; d < m->n_domains; d++) {
+        if (!p->dom_freq_khz[d]) {
+            p->dom_freq_khz[d] = old_freq[d];
+        }
+        if (!first && p->dom_freq_khz[d] != old_freq[d]) {
+            h->freq_changes++;
+        }
+    }
+    memcpy(h->pol_idle_limit, p->idle_limit,
+           POL_MAX_CPUS * sizeof *h->pol_idle_limit);
+    build_groups(h);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        h->busy_s[v] = 0;
+        h->ready_s[v] = 0;
+    }
+    memset(h->cpu_work_period, 0, POL_MAX_CPUS * sizeof *h->cpu_work_period);
+    h->period_s = 0;
+    h->applied++;
+}
+
+static int
+cmp_want(const void *a, const void *b, void *aux)
+{
+    const double *w = aux;
+    double x = w[*(const uint32_t *) a], y = w[*(const uint32_t *) b];
+
+    return x < y ? -1 : x > y;
+}
+
+/* Serves group 'gr' from the cores' remaining capacity: max-min fair
+ * over the pooled capacity of its set (CFS load balancing), each vCPU at
+ * most one thread of its home core.  Work lands on the home core; what
+ * exceeds a core's share moves to cores of the set with spare room. */
+static void
+serve_group(struct exec_host *h, struct exec_group *gr)
+{
+    const struct pol_model *m = h->m;
+    double cap = 0, total = 0, excess = 0, spare = 0;
+    double *placed = h->core_tmp;
+
+    for (size_t i = 0; i < gr->n_cores; i++) {
+        uint32_t k = gr->cores[i];
+        double c = h->core_rem[k] < gr->lim[i] ? h->core_rem[k] : gr->lim[i];
+        cap += c > 0 ? c : 0;
+        placed[k] = 0;
+    }
+    for (size_t i = 0; i < gr->n_members; i++) {
+        uint32_t v = gr->members[i];
+        double r = h->vcpu_rate[v];
+        double w = h->want[v] < r ? h->want[v] : r;
+        h->served[v] = w;
+        total += w;
+    }
+    if (total > cap) {
+        /* Max-min fair share ("water level") of 'cap'. */
+        size_t n = gr->n_members;
+        double left = cap;
+
+        memcpy(h->order, gr->members, n * sizeof *h->order);
+        qsort_r(h->order, n, sizeof *h->order, cmp_want, h->served);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = h->order[i];
+            double level = left / (double) (n - i);
+
+            if (h->served[v] > level) {
+                h->served[v] = level;
+            }
+            left -= h->served[v];
+        }
+    }
+    for (size_t i = 0; i < gr->n_members; i++) {
+        uint32_t v = gr->members[i];
+        int32_t c = h->vcpu_home[v];
+
+        if (c >= 0) {
+            uint32_t k = m->cpu_core[c];
+            placed[k] += h->served[v];
+            h->core_wake[k] += WAKE_IDLE_HZ + WAKE_BUSY_HZ
+                * (h->vcpu_rate[v] > 0 ? h->served[v] / h->vcpu_rate[v] : 0);
+        }
+    }
+    for (size_t i = 0; i < gr->n_cores; i++) {
+        uint32_t k = gr->cores[i];
+        double c = h->core_rem[k] < gr->lim[i] ? h->core_rem[k] : gr->lim[i];
+        c = c > 0 ? c : 0;
+        if (placed[k] > c) {
+            excess += placed[k] - c;
+            placed[k] = c;
+        } else {
+            spare += c - placed[k];
+        }
+    }
+    for (size_t i = 0; i < gr->n_cores; i++) {
+        uint32_t k = gr->cores[i];
+        double c = h->core_rem[k] < gr->lim[i] ? h->core_rem[k] : gr->lim[i];
+        c = c > 0 ? c : 0;
+        if (excess > 0 && spare > 0 && placed[k] < c) {
+            placed[k] += excess * (c - placed[k]) / spare;
+        }
+        h->core_rem[k] -= placed[k];
+        h->core_work[k] += placed[k];
+    }
+}
+
+void
+exec_step(struct exec_host *h, const float *demand)
+{
+    const struct pol_model *m = h->m;
+    struct pol_plan *p = h->plan;
+    unsigned active = 0;
+    uint32_t mw;
+
+    for (unsigned k = 0; k < h->n_cores; k++) {
+        h->core_rem[k] = h->core_full[k];
+        h->core_work[k] = 0;
+    }
+    memset(h->core_wake, 0, h->n_cores * sizeof *h->core_wake);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        double d = demand[v] * (double) POL_CAPACITY_SCALE;
+        h->demand_work += d;
+        h->want[v] = h->backlog[v] + d;
+        h->served[v] = 0;
+    }
+    for (size_t g = 0; g < h->n_groups; g++) {
+        serve_group(h, &h->groups[g]);
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        double rate = h->vcpu_rate[v];
+        double busy = rate > 0 ? h->served[v] / rate : 0;
+        double runnable = rate > 0 ? h->want[v] / rate : 1.0;
+        double ready;
+
+        if (runnable > 1.0) {
+            runnable = 1.0;
+        }
+        ready = runnable - busy > 0 ? runnable - busy : 0;
+        h->backlog[v] = h->want[v] - h->served[v];
+        if (h->backlog[v] < 1e-9) {
+            h->backlog[v] = 0;
+        }
+        h->busy_s[v] += busy;
+        h->ready_s[v] += ready;
+        h->ready_ivl_s[v] += ready;
+    }
+    /* Core work -> busy time of its threads. */
+    memset(h->busy_ppm, 0, m->n_cpus * sizeof *h->busy_ppm);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        h->cpu_work_last[c] = 0;
+    }
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        unsigned k = m->cpu_core[c];
+        double w = h->core_work[k], cap = h->core_cap[k], b;
+        bool first_thread = h->cpu_first[c];
+
+        if (cpuset_has(&p->offline, c)) {
+            continue;
+        }
+        if (cap <= 0 || w <= 0) {
+            b = 0;
+        } else if (first_thread) {
+            b = w >= cap ? 1.0 : w / cap;
+        } else {
+            double extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
+            b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
+            b = b > 1.0 ? 1.0 : b;
+        }
+        h->busy_ppm[c] = (uint32_t) (b * 1e6 + 0.5);
+        h->cpu_work_last[c] = b * cap;
+        h->cpu_work_period[c] += b * cap;
+    }
+    /* Idle depth from the mean idle gap, capped by the plan's limit. */
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        const struct pol_domain *dom = &m->domains[m->cpu_domain[c]];
+        int lim = h->pol_idle_limit[c];
+        int st = (int) dom->n_idle - 1;
+
+        if (lim >= 0 && lim < st) {
+            st = lim;
+        }
+        unsigned k = m->cpu_core[c];
+        if (h->core_wake[k] > 0) {
+            double b = h->core_cap[k] > 0
+                       ? h->core_work[k] / h->core_full[k] : 1.0;
+            double gap_us = (1.0 - (b > 1.0 ? 1.0 : b)) * 1e6
+                            / h->core_wake[k];
+            while (st > 0 && dom->idle[st].target_residency_us > gap_us) {
+                st--;
+            }
+        }
+        p->idle_limit[c] = (int8_t) st;
+        if (cpuset_has(&p->active, c) && !cpuset_has(&p->offline, c)) {
+            active++;
+        }
+    }
+    mw = pol_energy_power_mw(m, p, h->busy_ppm);
+    h->energy_j += mw / 1000.0;
+    h->last_power_w = mw / 1000.0;
+    h->last_active = active;
+    h->active_cpu_s += active;
+    h->period_s += 1.0;
+}
+
+void
+exec_interval_end(struct exec_host *h, float *ready_out)
+{
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        h->unmet_work += h->backlog[v];
+        h->backlog[v] = 0;
+        if (ready_out) {
+            ready_out[v] = (float) h->ready_ivl_s[v];
+        }
+        h->ready_ivl_s[v] = 0;
+    }
+}

@@ -1,0 +1,112 @@
+/* sim/exec.h -- Execution model of one host under a plan.
+ *
+ * Every policy and baseline hands its 'struct pol_plan' to the same
+ * execution model, which advances the host one 1-second sim step at a
+ * time and charges energy through the policy library's
+ * pol_energy_power_mw(), so policies differ only in their decisions.
+ *
+ * Per step: each vCPU wants its new burst demand plus its backlog (work
+ * in capacity-unit-seconds; 1024 = one nominal core for one second).
+ * vCPUs with the same allowed set form a group; groups are served
+ * smallest set first from the remaining capacity of the physical cores in
+ * their set (a core's capacity at its domain's frequency, times
+ * smt_capacity_pct/100 when two of its threads are usable): max-min fair
+ * over that pooled capacity (CFS load balancing at the 1 s scale), each
+ * vCPU at most one thread of the fastest core in its set.  Work not
+ * served is ready time (runnable - running) and backlog; backlog left at
+ * the end of a trace interval is unmet demand.
+ *
+ * Placement: every vCPU has a sticky home CPU in its set (new ones go to
+ * the least loaded core, as select_idle_sibling() would); its work lands
+ * there, and what exceeds that core's capacity moves to cores of the set
+ * with room.  A core's work becomes busy time of its first thread, then
+ * of its sibling once the core is saturated.  Idle depth: each vCPU wakes
+ * 10 + 240 * busy times per second (guest housekeeping up to a 250 Hz
+ * tick) on its home core; the core's mean idle gap selects the deepest
+ * state whose target residency fits (menu governor with a right guess),
+ * capped by the plan's limit; cores without wakeups keep the plan's
+ * limit, and pol_energy_power_mw() applies its own rules on top. */
+
+#ifndef VPOWER_SIM_EXEC_H
+#define VPOWER_SIM_EXEC_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+struct exec_group;
+
+struct exec_host {
+    const struct pol_model *m;
+    size_t n_vms, n_vcpus;
+    struct pol_plan *plan;        /* Applied plan, effective freqs. */
+    int8_t *pol_idle_limit;       /* [n_cpus] the plan's own limits. */
+
+    /* Per vCPU (host-local index). */
+    double *backlog;              /* Capacity-unit-seconds waiting. */
+    double *want;                 /* Scratch. */
+    double *served;               /* Scratch: served this step. */
+    uint32_t *order;              /* Scratch for water-filling. */
+    int32_t *vcpu_home;           /* Home CPU (-1 none): where its work
+                                   * lands unless balanced away. */
+    int32_t *vcpu_cpu;            /* CPU reported to the policy: the
+                                   * fastest of its set. */
+    double *vcpu_rate;            /* Capacity/s of one thread there. */
+    double *busy_s, *ready_s;     /* Since the last decision. */
+    double *ready_ivl_s;          /* In the current trace interval. */
+    uint32_t *vcpu_group;
+
+    /* Groups of vCPUs with one allowed set, smallest set first. */
+    size_t n_groups;
+    struct exec_group *groups;
+
+    /* Per physical core (index = model core id) and per CPU. */
+    unsigned n_cores;
+    double *core_cap;             /* One thread's capacity. */
+    double *core_full;            /* Whole core's capacity. */
+    double *core_rem, *core_work; /* Scratch. */
+    double *core_wake;            /* Scratch: wakeups this step. */
+    double *core_tmp;             /* Scratch. */
+    uint32_t *core_homed, *cpu_homed; /* vCPUs homed there. */
+    uint32_t *busy_ppm;           /* [POL_MAX_CPUS] this step. */
+    bool *cpu_first;              /* First online thread of its core. */
+    double *cpu_work_last;        /* Capacity units in the last step. */
+    double *cpu_work_period;      /* Since the last decision. */
+    double period_s;              /* Length since the last decision. */
+
+    /* Totals. */
+    double energy_j;
+    double demand_work, unmet_work;
+    uint64_t pin_changes, freq_changes;
+    double active_cpu_s;          /* Sum over steps of active CPUs. */
+    double last_power_w;
+    unsigned last_active;
+    int applied;                  /* Plans applied so far. */
+};
+
+/* Creates a host for 'n_vms' VMs with 'n_vcpus' vCPUs in all on model
+ * 'm' (borrowed; must outlive the host).  Frequencies start at nominal.
+ * Never returns NULL (aborts on allocation failure). */
+struct exec_host *exec_host_create(const struct pol_model *m, size_t n_vms,
+                                   size_t n_vcpus);
+void exec_host_destroy(struct exec_host *);   /* NULL is fine. */
+
+/* Applies 'plan' (not modified): allowed sets, active/offline CPUs,
+ * idle limits and domain frequencies (0 = keep the current one).  Counts
+ * vCPUs whose allowed set changed and domains whose frequency changed
+ * (the first plan is the initial state and counts nothing).  Resets the
+ * per-decision accumulators. */
+void exec_apply(struct exec_host *h, const struct pol_plan *plan);
+
+/* Runs one 1-second step in which vCPU v's new demand is 'demand[v]'
+ * (fraction of one nominal vCPU, 0..1), charging energy. */
+void exec_step(struct exec_host *h, const float *demand);
+
+/* Ends a trace interval: backlog becomes unmet demand and each vCPU's
+ * ready time over the interval is appended to 'ready_out' (seconds,
+ * n_vcpus values) if not NULL; then resets the interval accumulators. */
+void exec_interval_end(struct exec_host *h, float *ready_out);
+
+#endif /* sim/exec.h */

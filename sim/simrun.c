@@ -1,0 +1,413 @@
+/* sim/simrun.c -- The simulator's main loop.
+ *
+ * For every trace interval: synthesise each vCPU's bursts once (shared by
+ * all policies), then step every host one second at a time; at each of
+ * vpower's decision instants, feed each policy what the execution model
+ * measured and apply its new plan. */
+
+#include <config.h>
+
+#include "sim/simrun.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "policy/policy.h"
+#include "sim/baseline.h"
+#include "sim/burst.h"
+#include "sim/exec.h"
+#include "sim/lowerbound.h"
+
+static const char *const pol_names[SIM_N_POL] = {
+    "vpower", "performance", "schedutil", "powersave", "dpdk-vmpm",
+    "nova-offline", "lower-bound",
+};
+
+const char *
+sim_pol_name(enum sim_pol p)
+{
+    return p < SIM_N_POL ? pol_names[p] : "?";
+}
+
+int
+sim_pol_parse(const char *name)
+{
+    for (int i = 0; i < SIM_N_POL; i++) {
+        if (!strcmp(name, pol_names[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* One policy on one host. */
+struct inst {
+    struct exec_host *h;
+    struct pol_plan *plan;        /* Scratch for the next decision. */
+};
+
+struct host {
+    size_t n_vms, n_vcpus;
+    size_t *vm_index;             /* Local VM -> trace VM. */
+    uint64_t *vcpu_key;           /* Local vCPU -> global burst key. */
+    uint32_t *vcpu_vm;            /* Local vCPU -> trace VM. */
+    uint32_t *vcpu_idx;           /* Local vCPU -> index in its VM. */
+    struct pol_vm *vms;
+    struct pol_vcpu *vcpus;
+    struct pol_state *st;
+    uint64_t next_s;              /* Next decision instant. */
+    float *demand;                /* [steps * n_vcpus] this interval. */
+    struct inst inst[SIM_N_POL];
+};
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (!p) {
+        abort();
+    }
+    return p;
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+decide(const struct sim_opts *o, struct host *hs, uint64_t t,
+       struct sim_result *res, char *err, size_t errlen)
+{
+    const struct pol_model *m = o->m;
+    struct inst *vi = &hs->inst[SIM_P_VPOWER];
+    struct exec_host *h = vi->h;
+    struct pol_input in;
+    double t0;
+    int rc;
+
+    /* vpower: fold what it measured since the last decision. */
+    for (size_t v = 0; v < hs->n_vcpus; v++) {
+        struct pol_vcpu *pv = &hs->vcpus[v];
+        int cpu = h->vcpu_cpu[v];
+
+        if (h->period_s > 0) {
+            uint32_t khz = cpu >= 0
+                           ? h->plan->dom_freq_khz[m->cpu_domain[cpu]] : 0;
+            pol_load_update(&pv->load, m, cpu, khz,
+                            (uint64_t) llround(h->busy_s[v] * 1e9),
+                            (uint64_t) llround(h->ready_s[v] * 1e9),
+                            (uint64_t) llround(h->period_s * 1e9));
+        }
+        pv->cpu = h->applied ? cpu : -1;
+    }
+    memset(&in, 0, sizeof in);
+    in.vms = hs->vms;
+    in.n_vms = hs->n_vms;
+    in.vcpus = hs->vcpus;
+    in.n_vcpus = hs->n_vcpus;
+    cpuset_zero(&in.managed);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        cpuset_set(&in.managed, c);
+    }
+    cpuset_andnot(&in.online, &in.managed, &h->plan->offline);
+    in.now_ns = t * UINT64_C(1000000000);
+    t0 = now_s();
+    rc = pol_decide(hs->st, &in, vi->plan);
+    res->decide_s += now_s() - t0;
+    res->n_decisions++;
+    if (rc) {
+        snprintf(err, errlen, "pol_decide failed at t=%llu s: %s",
+                 (unsigned long long) t, strerror(-rc));
+        return rc;
+    }
+    exec_apply(h, vi->plan);
+    {
+        uint64_t ns = vi->plan->next_interval_ns;
+        uint64_t s = (ns + 500000000) / 1000000000;
+        hs->next_s = t + (s < 1 ? 1 : s > 10 ? 10 : s);
+    }
+    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_NOVA; p++) {
+        struct inst *bi = &hs->inst[p];
+
+        if (!bi->h) {
+            continue;
+        }
+        baseline_plan((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
+                      bi->plan);
+        exec_apply(bi->h, bi->plan);
+    }
+    return 0;
+}
+
+static int
+cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile 'q' (0..1) of 'v' (sorted in place). */
+static double
+percentile(float *v, size_t n, double q)
+{
+    size_t k;
+
+    if (!n) {
+        return 0;
+    }
+    qsort(v, n, sizeof *v, cmp_float);
+    k = (size_t) ceil(q * (double) n);
+    return v[k ? k - 1 : 0];
+}
+
+int
+sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
+        size_t errlen)
+{
+    const struct pol_model *m = o->m;
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+    struct host *hosts = xcalloc(H, sizeof *hosts);
+    struct pol_config cfg;
+    struct lb_model *lb = lb_create(m);
+    float *ready[SIM_N_POL] = { NULL };
+    float *burst = xcalloc(steps, sizeof *burst);
+    size_t n_ready = 0, total_vcpus = 0;
+    int rc = 0;
+
+    memset(res, 0, sizeof *res);
+    res->n_intervals = ts->n_intervals;
+    res->hours = ts->n_intervals * (double) ts->interval_s / 3600.0;
+    res->hosts = H;
+    res->n_vms = ts->n_vms;
+    pol_config_default(&cfg);
+
+    for (size_t i = 0; i < ts->n_vms; i++) {
+        hosts[i % H].n_vms++;
+        hosts[i % H].n_vcpus += ts->vms[i].n_vcpus;
+        total_vcpus += ts->vms[i].n_vcpus;
+    }
+    res->n_vcpus = total_vcpus;
+    for (unsigned k = 0; k < H; k++) {
+        struct host *hs = &hosts[k];
+        size_t lv = 0, lm = 0;
+
+        hs->vm_index = xcalloc(hs->n_vms, sizeof *hs->vm_index);
+        hs->vcpu_key = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
+        hs->vcpu_vm = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
+        hs->vcpu_idx = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
+        hs->vms = xcalloc(hs->n_vms, sizeof *hs->vms);
+        hs->vcpus = xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
+        hs->demand = xcalloc((size_t) steps * hs->n_vcpus,
+                             sizeof *hs->demand);
+        for (size_t i = k; i < ts->n_vms; i += H) {
+            struct pol_vm *pv = &hs->vms[lm];
+
+            hs->vm_index[lm] = i;
+            pv->id = (uint32_t) i;
+            pv->first_vcpu = (uint32_t) lv;
+            pv->n_vcpus = ts->vms[i].n_vcpus;
+            for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
+                hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
+                hs->vcpu_vm[lv] = (uint32_t) i;
+                hs->vcpu_idx[lv] = c;
+                hs->vcpus[lv].vm = (uint32_t) lm;
+                hs->vcpus[lv].idx = c;
+                hs->vcpus[lv].cpu = -1;
+                lv++;
+            }
+            lm++;
+        }
+        hs->st = pol_state_create(m, &cfg);
+        if (!hs->st) {
+            snprintf(err, errlen, "pol_state_create failed");
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
+                continue;
+            }
+            hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
+            hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
+        }
+    }
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (hosts[0].inst[p].h) {
+            ready[p] = xcalloc(total_vcpus * ts->n_intervals,
+                               sizeof *ready[p]);
+            res->rows[p].ran = true;
+        }
+    }
+    res->rows[SIM_P_LOWER].ran = (o->mask & (1u << SIM_P_LOWER)) != 0;
+    for (int p = 0; p < SIM_N_POL; p++) {
+        res->rows[p].power_w = xcalloc(ts->n_intervals, sizeof(double));
+        res->rows[p].active_cpus = xcalloc(ts->n_intervals, sizeof(double));
+    }
+
+    for (size_t ivl = 0; ivl < ts->n_intervals && !rc; ivl++) {
+        double e0[SIM_N_POL] = { 0 }, a0[SIM_N_POL] = { 0 };
+
+        /* Bursts of this interval, once for every policy. */
+        for (unsigned k = 0; k < H; k++) {
+            struct host *hs = &hosts[k];
+
+            for (size_t v = 0; v < hs->n_vcpus; v++) {
+                const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+                uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
+                                            + hs->vcpu_idx[v]];
+
+                burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
+                           steps, burst);
+                for (unsigned s = 0; s < steps; s++) {
+                    hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
+                }
+            }
+            for (int p = 0; p < SIM_P_LOWER; p++) {
+                if (hs->inst[p].h) {
+                    e0[p] += hs->inst[p].h->energy_j;
+                    a0[p] += hs->inst[p].h->active_cpu_s;
+                }
+            }
+        }
+        for (unsigned s = 0; s < steps && !rc; s++) {
+            uint64_t t = ivl * (uint64_t) steps + s;
+
+            for (unsigned k = 0; k < H && !rc; k++) {
+                struct host *hs = &hosts[k];
+
+                if (t >= hs->next_s) {
+                    rc = decide(o, hs, t, res, err, errlen);
+                }
+                for (int p = 0; p < SIM_P_LOWER && !rc; p++) {
+                    if (hs->inst[p].h) {
+                        exec_step(hs->inst[p].h,
+                                  &hs->demand[(size_t) s * hs->n_vcpus]);
+                    }
+                }
+            }
+        }
+        /* Interval end: unmet work, ready times, series, lower bound. */
+        for (unsigned k = 0; k < H; k++) {
+            struct host *hs = &hosts[k];
+            double dsum = 0, lbw;
+
+            for (int p = 0; p < SIM_P_LOWER; p++) {
+                struct exec_host *h = hs->inst[p].h;
+                size_t off = n_ready;
+
+                if (!h) {
+                    continue;
+                }
+                exec_interval_end(h, ready[p] + off);
+                res->rows[p].power_w[ivl] += h->energy_j;
+                res->rows[p].active_cpus[ivl] += h->active_cpu_s;
+            }
+            n_ready += hs->n_vcpus;
+            for (size_t v = 0; v < hs->n_vcpus; v++) {
+                const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+                dsum += tv->demand_ppm[ivl * tv->n_vcpus + hs->vcpu_idx[v]]
+                        / 1e6 * POL_CAPACITY_SCALE;
+            }
+            lbw = lb_power_mw(lb, dsum) / 1000.0;
+            res->rows[SIM_P_LOWER].energy_j += lbw * steps;
+            res->rows[SIM_P_LOWER].power_w[ivl] += lbw;
+        }
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            if (!res->rows[p].ran) {
+                continue;
+            }
+            res->rows[p].power_w[ivl] = (res->rows[p].power_w[ivl] - e0[p])
+                                        / steps;
+            res->rows[p].active_cpus[ivl] =
+                (res->rows[p].active_cpus[ivl] - a0[p]) / steps / H;
+        }
+    }
+    if (rc) {
+        goto out;
+    }
+
+    /* Totals. */
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        struct sim_row *r = &res->rows[p];
+        double dem = 0, unmet = 0, act = 0;
+        uint64_t pins = 0, freqs = 0;
+
+        if (!r->ran) {
+            continue;
+        }
+        for (unsigned k = 0; k < H; k++) {
+            struct exec_host *h = hosts[k].inst[p].h;
+            r->energy_j += h->energy_j;
+            dem += h->demand_work;
+            unmet += h->unmet_work;
+            pins += h->pin_changes;
+            freqs += h->freq_changes;
+            act += h->active_cpu_s;
+        }
+        r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
+        r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
+        r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
+        r->avg_active_cpus = act / (res->hours * 3600.0) / H;
+        for (size_t i = 0; i < n_ready; i++) {
+            ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
+        }
+        r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
+        r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
+    }
+    for (int p = 0; p < SIM_N_POL; p++) {
+        res->rows[p].avg_power_w = res->hours > 0
+            ? res->rows[p].energy_j / (res->hours * 3600.0) : 0;
+    }
+
+out:
+    for (unsigned k = 0; k < H; k++) {
+        struct host *hs = &hosts[k];
+
+        for (int p = 0; p < SIM_N_POL; p++) {
+            exec_host_destroy(hs->inst[p].h);
+            pol_plan_destroy(hs->inst[p].plan);
+        }
+        pol_state_destroy(hs->st);
+        free(hs->vm_index);
+        free(hs->vcpu_key);
+        free(hs->vcpu_vm);
+        free(hs->vcpu_idx);
+        free(hs->vms);
+        free(hs->vcpus);
+        free(hs->demand);
+    }
+    for (int p = 0; p < SIM_N_POL; p++) {
+        free(ready[p]);
+    }
+    free(hosts);
+    free(burst);
+    lb_destroy(lb);
+    return rc;
+}
+
+void
+sim_result_free(struct sim_result *res)
+{
+    if (!res) {
+        return;
+    }
+    for (int p = 0; p < SIM_N_POL; p++) {
+        free(res->rows[p].power_w);
+        free(res->rows[p].active_cpus);
+        res->rows[p].power_w = NULL;
+        res->rows[p].active_cpus = NULL;
+    }
+}

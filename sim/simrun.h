@@ -1,0 +1,80 @@
+/* sim/simrun.h -- Lock-step replay of a trace set under every policy.
+ *
+ * sim_run() replays one trace set, in virtual time with 1-second steps,
+ * through vpower's pol_decide() and every baseline at once: the same
+ * bursts, the same hosts, the same decision instants (those vpower asks
+ * for with next_interval_ns, bounded to [1 s, 10 s]), the same execution
+ * model and energy function.  VM i (in file-name order) goes to host
+ * i mod H.  It is the whole simulator minus option parsing and output, so
+ * tests and the benchmark call it directly. */
+
+#ifndef VPOWER_SIM_SIMRUN_H
+#define VPOWER_SIM_SIMRUN_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/model.h"
+#include "sim/trace.h"
+
+enum sim_pol {
+    SIM_P_VPOWER = 0,
+    SIM_P_PERFORMANCE,
+    SIM_P_SCHEDUTIL,
+    SIM_P_POWERSAVE,
+    SIM_P_DPDK,
+    SIM_P_NOVA,
+    SIM_P_LOWER,              /* Offline lower bound (energy only). */
+    SIM_N_POL
+};
+
+/* "vpower", "performance", ..., "lower-bound". */
+const char *sim_pol_name(enum sim_pol);
+/* Returns the policy called 'name', or -1. */
+int sim_pol_parse(const char *name);
+
+struct sim_opts {
+    const struct pol_model *m;    /* Borrowed. */
+    const struct trace_set *ts;   /* Borrowed. */
+    unsigned hosts;               /* >= 1 identical hosts. */
+    uint64_t seed;
+    double on_mean_s;             /* Burst model: mean busy phase (2). */
+    uint32_t mask;                /* Bit per enum sim_pol to run; vpower
+                                   * always runs (it sets the instants). */
+};
+
+/* Results of one policy, summed over hosts. */
+struct sim_row {
+    bool ran;
+    double energy_j;
+    double avg_power_w;
+    double unmet_pct;             /* % of demanded work not served within
+                                   * its trace interval. */
+    double ready_p50_pct;         /* Over all (vCPU, interval) pairs: % of */
+    double ready_p99_pct;         /* the interval runnable but waiting. */
+    double pin_changes_h;         /* vCPU allowed-set changes per hour. */
+    double freq_changes_h;        /* Domain frequency changes per hour. */
+    double avg_active_cpus;       /* Per host, time-averaged. */
+    double *power_w;              /* [n_intervals] all hosts (owned). */
+    double *active_cpus;          /* [n_intervals] per host average. */
+};
+
+struct sim_result {
+    size_t n_intervals;
+    double hours;
+    unsigned hosts;
+    size_t n_vms, n_vcpus;
+    uint64_t n_decisions;         /* pol_decide() calls. */
+    double decide_s;              /* Wall time inside pol_decide(). */
+    struct sim_row rows[SIM_N_POL];
+};
+
+/* Runs the simulation.  Returns 0, or a negative errno with a message in
+ * 'err' (e.g. pol_decide() failing).  'res' is caller-owned; release
+ * with sim_result_free() in both cases. */
+int sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
+            size_t errlen);
+void sim_result_free(struct sim_result *res);
+
+#endif /* sim/simrun.h */

@@ -1,0 +1,364 @@
+/* sim/trace_bitbrains.c -- Reader for Bitbrains GWA-T-12 VM traces.
+ *
+ * One ';'-separated CSV file per multi-vCPU VM (header line, then rows of
+ * "Timestamp; CPU cores; CPU capacity provisioned [MHZ]; CPU usage [MHZ];
+ * CPU usage [%]; ...").  Timestamps are Unix seconds despite the header.
+ * The traps listed in the data set's README are handled as documented in
+ * docs/simulator.md:
+ *  - rows with 0 cores (VM did not exist) are absent: demand 0;
+ *  - usage above the provisioned capacity (up to 106 %) is clamped to the
+ *    VM's full demand (every vCPU busy);
+ *  - rows are aligned on a common grid of 300 s intervals starting at the
+ *    earliest timestamp of all loaded files (rounded to the nearest slot;
+ *    rows falling into the same slot are averaged); a gap inside a file
+ *    holds the previous value, intervals before a file's first or after
+ *    its last row are absent;
+ *  - the VM's busy vCPUs (usage MHz / (provisioned MHz / cores)) are
+ *    spread over its vCPUs with seeded Dirichlet(1) weights redrawn every
+ *    interval, capped at one vCPU each with the excess moved to the
+ *    others, so a 2-busy-vCPU VM with 8 vCPUs is not 8 x 25 %.
+ * Malformed rows (missing fields, text in number fields, negative values,
+ * timestamps not increasing) reject the whole set with FILE:LINE. */
+
+#include <config.h>
+
+#include "sim/trace.h"
+#include "sim/rng.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BB_INTERVAL_S 300
+#define BB_DEFAULT_INTERVALS 288
+#define BB_MAX_VCPUS 256
+
+/* One parsed file before alignment. */
+struct bb_file {
+    size_t n_rows;
+    int64_t *ts;              /* Unix seconds. */
+    uint32_t *cores;          /* 0 = absent. */
+    double *busy;             /* Busy vCPUs, 0..cores. */
+    uint32_t max_cores;
+};
+
+static bool
+bb_probe(const char *dir)
+{
+    char err[256], **names, *text;
+    size_t len;
+    bool yes = false;
+    int n = trace_list_dir(dir, ".csv", &names, err, sizeof err);
+
+    if (n <= 0) {
+        trace_names_free(names, 0);
+        return false;
+    }
+    if (!trace_read_file(dir, names[0], &text, &len, err, sizeof err)) {
+        yes = !strncmp(text, "Timestamp", 9);
+        free(text);
+    }
+    trace_names_free(names, (size_t) n);
+    return yes;
+}
+
+/* Parses field 'f' (trimmed) as a finite double. */
+static bool
+parse_num(const char *f, double *out)
+{
+    char *end;
+
+    while (*f == ' ' || *f == '\t') {
+        f++;
+    }
+    if (!*f) {
+        return false;
+    }
+    *out = strtod(f, &end);
+    while (*end == ' ' || *end == '\t' || *end == '\r') {
+        end++;
+    }
+    return !*end && isfinite(*out);
+}
+
+static int
+bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
+         size_t errlen)
+{
+    size_t line = 0, cap = 0, n_hdr = 0;
+    char *save = NULL, *p = text;
+
+    memset(bf, 0, sizeof *bf);
+    while (p && *p) {
+        char *nl = strchr(p, '\n');
+        char *row = p;
+        char *fields[16];
+        size_t nf = 0;
+        double v[5];
+
+        if (nl) {
+            *nl = '\0';
+        }
+        p = nl ? nl + 1 : NULL;
+        line++;
+        if (line == 1) {
+            if (strncmp(row, "Timestamp", 9)) {
+                snprintf(err, errlen, "%s:1: missing 'Timestamp' header",
+                         file);
+                return -EINVAL;
+            }
+            for (char *c = row; *c; c++) {
+                n_hdr += *c == ';';
+            }
+            n_hdr++;
+            continue;
+        }
+        if (row[0] == '\0' || (row[0] == '\r' && row[1] == '\0')) {
+            snprintf(err, errlen, "%s:%zu: empty line", file, line);
+            return -EINVAL;
+        }
+        for (char *f = strtok_r(row, ";", &save); f && nf < 16;
+             f = strtok_r(NULL, ";", &save)) {
+            fields[nf++] = f;
+        }
+        if (nf != n_hdr || nf < 5) {
+            snprintf(err, errlen, "%s:%zu: %zu fields, expected %zu", file,
+                     line, nf, n_hdr);
+            return -EINVAL;
+        }
+        for (int i = 0; i < 5; i++) {
+            if (!parse_num(fields[i], &v[i])) {
+                snprintf(err, errlen, "%s:%zu: field %d is not a number",
+                         file, line, i + 1);
+                return -EINVAL;
+            }
+            if (v[i] < 0) {
+                snprintf(err, errlen, "%s:%zu: field %d is negative",
+                         file, line, i + 1);
+                return -EINVAL;
+            }
+        }
+        if (v[1] != floor(v[1]) || v[1] > BB_MAX_VCPUS) {
+            snprintf(err, errlen, "%s:%zu: CPU cores %g out of range "
+                     "[0, %d]", file, line, v[1], BB_MAX_VCPUS);
+            return -EINVAL;
+        }
+        if (v[1] > 0 && v[2] <= 0) {
+            snprintf(err, errlen, "%s:%zu: zero provisioned capacity",
+                     file, line);
+            return -EINVAL;
+        }
+        if (bf->n_rows && (int64_t) v[0] <= bf->ts[bf->n_rows - 1]) {
+            snprintf(err, errlen, "%s:%zu: timestamp not increasing", file,
+                     line);
+            return -EINVAL;
+        }
+        if (bf->n_rows == cap) {
+            cap = cap ? 2 * cap : 1024;
+            bf->ts = realloc(bf->ts, cap * sizeof *bf->ts);
+            bf->cores = realloc(bf->cores, cap * sizeof *bf->cores);
+            bf->busy = realloc(bf->busy, cap * sizeof *bf->busy);
+            if (!bf->ts || !bf->cores || !bf->busy) {
+                abort();
+            }
+        }
+        bf->ts[bf->n_rows] = (int64_t) v[0];
+        bf->cores[bf->n_rows] = (uint32_t) v[1];
+        if (v[1] > 0) {
+            double b = v[3] / (v[2] / v[1]);
+
+            bf->busy[bf->n_rows] = b > v[1] ? v[1] : b;
+            if (v[1] > bf->max_cores) {
+                bf->max_cores = (uint32_t) v[1];
+            }
+        } else {
+            bf->busy[bf->n_rows] = 0;
+        }
+        bf->n_rows++;
+    }
+    if (bf->n_rows == 0) {
+        snprintf(err, errlen, "%s:%zu: no data rows", file, line ? line : 1);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void
+bb_free(struct bb_file *bf)
+{
+    free(bf->ts);
+    free(bf->cores);
+    free(bf->busy);
+}
+
+/* Spreads 'busy' vCPUs over 'n' vCPUs with Dirichlet(1) weights, capping
+ * each at 1.0 and moving the excess to the uncapped ones. */
+static void
+spread(struct rng *r, double busy, uint32_t n, uint32_t *out_ppm)
+{
+    double w[BB_MAX_VCPUS], d[BB_MAX_VCPUS];
+    bool capped[BB_MAX_VCPUS];
+    double left = busy;
+
+    for (uint32_t i = 0; i < n; i++) {
+        w[i] = rng_exp(r, 1.0);
+        d[i] = 0;
+        capped[i] = false;
+    }
+    for (int round = 0; round < BB_MAX_VCPUS && left > 1e-12; round++) {
+        double sw = 0;
+        bool again = false;
+
+        for (uint32_t i = 0; i < n; i++) {
+            sw += capped[i] ? 0 : w[i];
+        }
+        if (sw <= 0) {
+            break;
+        }
+        double give = left;
+        for (uint32_t i = 0; i < n; i++) {
+            if (capped[i]) {
+                continue;
+            }
+            d[i] += give * w[i] / sw;
+            if (d[i] >= 1.0) {
+                capped[i] = true;
+                again = true;
+            }
+        }
+        left = busy;
+        for (uint32_t i = 0; i < n; i++) {
+            if (d[i] > 1.0) {
+                d[i] = 1.0;
+            }
+            left -= d[i];
+        }
+        if (!again) {
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        out_ppm[i] = (uint32_t) lround(d[i] * 1e6);
+    }
+}
+
+static int
+bb_load(const char *dir, const struct trace_opts *opts,
+        struct trace_set *set, char *err, size_t errlen)
+{
+    char **names;
+    int n = trace_list_dir(dir, ".csv", &names, err, errlen);
+    size_t want, n_int;
+    struct bb_file *bf;
+    int64_t t0 = INT64_MAX;
+    int rc = 0;
+
+    memset(set, 0, sizeof *set);
+    if (n < 0) {
+        return n;
+    }
+    want = opts->max_vms ? opts->max_vms : (size_t) n;
+    if (n == 0 || want > (size_t) n) {
+        snprintf(err, errlen, "%s: %d .csv files, %zu requested", dir, n,
+                 want);
+        trace_names_free(names, (size_t) n);
+        return -ENOENT;
+    }
+    bf = calloc(want, sizeof *bf);
+    if (!bf) {
+        abort();
+    }
+    for (size_t i = 0; i < want && !rc; i++) {
+        char *text;
+        size_t len;
+
+        rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
+        if (!rc) {
+            rc = bb_parse(names[i], text, &bf[i], err, errlen);
+            free(text);
+        }
+        if (!rc && bf[i].ts[0] < t0) {
+            t0 = bf[i].ts[0];
+        }
+    }
+    n_int = opts->max_intervals ? opts->max_intervals : BB_DEFAULT_INTERVALS;
+    if (!rc) {
+        set->vms = calloc(want, sizeof *set->vms);
+        if (!set->vms) {
+            abort();
+        }
+        set->n_vms = want;
+        set->n_intervals = n_int;
+        set->interval_s = BB_INTERVAL_S;
+    }
+    for (size_t i = 0; i < want && !rc; i++) {
+        struct trace_vm *vm = &set->vms[i];
+        double *sum = calloc(n_int, sizeof *sum);
+        uint32_t *cnt = calloc(n_int, sizeof *cnt);
+        uint32_t *cores = calloc(n_int, sizeof *cores);
+        int64_t first = -1, last = -1;
+
+        if (!sum || !cnt || !cores) {
+            abort();
+        }
+        vm->name = names[i];
+        names[i] = NULL;
+        vm->n_vcpus = bf[i].max_cores ? bf[i].max_cores : 1;
+        vm->demand_ppm = calloc(n_int * vm->n_vcpus,
+                                sizeof *vm->demand_ppm);
+        if (!vm->demand_ppm) {
+            abort();
+        }
+        for (size_t r = 0; r < bf[i].n_rows; r++) {
+            int64_t k = (bf[i].ts[r] - t0 + BB_INTERVAL_S / 2)
+                        / BB_INTERVAL_S;
+
+            if (k < 0 || (size_t) k >= n_int || !bf[i].cores[r]) {
+                continue;
+            }
+            sum[k] += bf[i].busy[r];
+            cnt[k]++;
+            cores[k] = bf[i].cores[r];
+            first = first < 0 ? k : first;
+            last = k;
+        }
+        /* Hold the previous value across gaps inside the file. */
+        for (int64_t k = first + 1; first >= 0 && k <= last; k++) {
+            if (!cnt[k]) {
+                sum[k] = sum[k - 1] / (cnt[k - 1] ? cnt[k - 1] : 1);
+                cnt[k] = 1;
+                cores[k] = cores[k - 1];
+            }
+        }
+        for (size_t k = 0; k < n_int; k++) {
+            struct rng r;
+
+            if (!cnt[k]) {
+                continue;
+            }
+            rng_init(&r, opts->seed ^ UINT64_C(0xb17b4a1), i, k);
+            spread(&r, sum[k] / cnt[k], cores[k],
+                   &vm->demand_ppm[k * vm->n_vcpus]);
+        }
+        free(sum);
+        free(cnt);
+        free(cores);
+    }
+    for (size_t i = 0; i < want; i++) {
+        bb_free(&bf[i]);
+    }
+    free(bf);
+    trace_names_free(names, (size_t) n);
+    if (rc) {
+        trace_set_free(set);
+    }
+    return rc;
+}
+
+const struct trace_reader trace_bitbrains = {
+    .name = "bitbrains",
+    .probe = bb_probe,
+    .load = bb_load,
+};
