@@ -13,6 +13,12 @@
 #define WAKE_IDLE_HZ 10.0
 #define WAKE_BUSY_HZ 240.0
 
+/* Water-filling scratch entry. */
+struct want_idx {
+    double want;
+    uint32_t v;
+};
+
 struct exec_group {
     struct cpuset set;
     unsigned n_online;            /* Online CPUs in the set. */
@@ -52,7 +58,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     h->backlog = xcalloc(nv, sizeof *h->backlog);
     h->want = xcalloc(nv, sizeof *h->want);
     h->served = xcalloc(nv, sizeof *h->served);
-    h->order = xcalloc(nv, sizeof *h->order);
+    h->order = xcalloc(nv, sizeof(struct want_idx));
     h->vcpu_cpu = xcalloc(nv, sizeof *h->vcpu_cpu);
     h->vcpu_home = xcalloc(nv, sizeof *h->vcpu_home);
     h->vcpu_rate = xcalloc(nv, sizeof *h->vcpu_rate);
@@ -228,6 +234,7 @@ build_groups(struct exec_host *h)
      * are sticky while they stay in the vCPU's set. */
     memset(h->cpu_homed, 0, m->n_cpus * sizeof *h->cpu_homed);
     memset(h->core_homed, 0, h->n_cores * sizeof *h->core_homed);
+    memset(h->pkg_homed, 0, sizeof h->pkg_homed);
     for (size_t v = 0; v < h->n_vcpus; v++) {
         int32_t c = h->vcpu_home[v];
         const struct exec_group *gr = &h->groups[h->vcpu_group[v]];
@@ -235,6 +242,7 @@ build_groups(struct exec_host *h)
         if (c >= 0 && cpuset_has(&gr->set, (unsigned) c)) {
             h->cpu_homed[c]++;
             h->core_homed[m->cpu_core[c]]++;
+            h->pkg_homed[m->domains[m->cpu_domain[c]].pkg]++;
         } else {
             h->vcpu_home[v] = -1;
         }
@@ -246,19 +254,30 @@ build_groups(struct exec_host *h)
         if (h->vcpu_home[v] >= 0 || gr->first_cpu < 0) {
             continue;
         }
+        /* Least loaded core, then package (the load balancer evens
+         * running tasks across sockets), then thread, then lowest id. */
         CPUSET_FOREACH (c, &gr->set) {
-            if (best < 0 ||
-                h->core_homed[m->cpu_core[c]] <
-                h->core_homed[m->cpu_core[best]] ||
-                (h->core_homed[m->cpu_core[c]] ==
-                 h->core_homed[m->cpu_core[best]] &&
-                 h->cpu_homed[c] < h->cpu_homed[best])) {
+            unsigned kc = m->cpu_core[c], kb;
+            unsigned pc = m->domains[m->cpu_domain[c]].pkg, pb;
+
+            if (best < 0) {
+                best = c;
+                continue;
+            }
+            kb = m->cpu_core[best];
+            pb = m->domains[m->cpu_domain[best]].pkg;
+            if (h->core_homed[kc] != h->core_homed[kb]
+                ? h->core_homed[kc] < h->core_homed[kb]
+                : h->pkg_homed[pc] != h->pkg_homed[pb]
+                ? h->pkg_homed[pc] < h->pkg_homed[pb]
+                : h->cpu_homed[c] < h->cpu_homed[best]) {
                 best = c;
             }
         }
         h->vcpu_home[v] = best;
         h->cpu_homed[best]++;
         h->core_homed[m->cpu_core[best]]++;
+        h->pkg_homed[m->domains[m->cpu_domain[best]].pkg]++;
     }
     /* A vCPU runs at most one thread's speed, on the fastest core of
      * its set (the kernel migrates misfit tasks there); it reports that
@@ -319,12 +338,12 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
 }
 
 static int
-cmp_want(const void *a, const void *b, void *aux)
+cmp_want(const void *a, const void *b)
 {
-    const double *w = aux;
-    double x = w[*(const uint32_t *) a], y = w[*(const uint32_t *) b];
+    const struct want_idx *x = a, *y = b;
 
-    return x < y ? -1 : x > y;
+    return x->want < y->want ? -1 : x->want > y->want
+           ? 1 : (x->v > y->v) - (x->v < y->v);
 }
 
 /* Serves group 'gr' from the cores' remaining capacity: max-min fair
@@ -356,10 +375,15 @@ serve_group(struct exec_host *h, struct exec_group *gr)
         size_t n = gr->n_members;
         double left = cap;
 
-        memcpy(h->order, gr->members, n * sizeof *h->order);
-        qsort_r(h->order, n, sizeof *h->order, cmp_want, h->served);
+        struct want_idx *order = h->order;
+
         for (size_t i = 0; i < n; i++) {
-            uint32_t v = h->order[i];
+            order[i].v = gr->members[i];
+            order[i].want = h->served[gr->members[i]];
+        }
+        qsort(order, n, sizeof *order, cmp_want);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = order[i].v;
             double level = left / (double) (n - i);
 
             if (h->served[v] > level) {

@@ -17,7 +17,8 @@
  * the end of a trace interval is unmet demand.
  *
  * Placement: every vCPU has a sticky home CPU in its set (new ones go to
- * the least loaded core, as select_idle_sibling() would); its work lands
+ * the least loaded core, ties to the package with fewer vCPUs, as the
+ * load balancer spreads running tasks over sockets); its work lands
  * there, and what exceeds that core's capacity moves to cores of the set
  * with room.  A core's work becomes busy time of its first thread, then
  * of its sibling once the core is saturated.  Idle depth: each vCPU wakes
@@ -48,7 +49,7 @@ struct exec_host {
     double *backlog;              /* Capacity-unit-seconds waiting. */
     double *want;                 /* Scratch. */
     double *served;               /* Scratch: served this step. */
-    uint32_t *order;              /* Scratch for water-filling. */
+    void *order;                  /* Scratch for water-filling. */
     int32_t *vcpu_home;           /* Home CPU (-1 none): where its work
                                    * lands unless balanced away. */
     int32_t *vcpu_cpu;            /* CPU reported to the policy: the
@@ -70,6 +71,7 @@ struct exec_host {
     double *core_wake;            /* Scratch: wakeups this step. */
     double *core_tmp;             /* Scratch. */
     uint32_t *core_homed, *cpu_homed; /* vCPUs homed there. */
+    uint32_t pkg_homed[POL_MAX_PKGS];
     uint32_t *busy_ppm;           /* [POL_MAX_CPUS] this step. */
     bool *cpu_first;              /* First online thread of its core. */
     double *cpu_work_last;        /* Capacity units in the last step. */

@@ -12,7 +12,7 @@
  *    earliest timestamp of all loaded files (rounded to the nearest slot;
  *    rows falling into the same slot are averaged); a gap inside a file
  *    holds the previous value, intervals before a file's first or after
- *    its last row are absent;
+ *    its last row, and slots of 0-core rows, are absent;
  *  - the VM's busy vCPUs (usage MHz / (provisioned MHz / cores)) are
  *    spread over its vCPUs with seeded Dirichlet(1) weights redrawn every
  *    interval, capped at one vCPU each with the excess moved to the
@@ -298,9 +298,10 @@ bb_load(const char *dir, const struct trace_opts *opts,
         double *sum = calloc(n_int, sizeof *sum);
         uint32_t *cnt = calloc(n_int, sizeof *cnt);
         uint32_t *cores = calloc(n_int, sizeof *cores);
+        bool *absent = calloc(n_int, sizeof *absent);
         int64_t first = -1, last = -1;
 
-        if (!sum || !cnt || !cores) {
+        if (!sum || !cnt || !cores || !absent) {
             abort();
         }
         vm->name = names[i];
@@ -315,7 +316,11 @@ bb_load(const char *dir, const struct trace_opts *opts,
             int64_t k = (bf[i].ts[r] - t0 + BB_INTERVAL_S / 2)
                         / BB_INTERVAL_S;
 
-            if (k < 0 || (size_t) k >= n_int || !bf[i].cores[r]) {
+            if (k < 0 || (size_t) k >= n_int) {
+                continue;
+            }
+            if (!bf[i].cores[r]) {
+                absent[k] = true;        /* The VM did not exist. */
                 continue;
             }
             sum[k] += bf[i].busy[r];
@@ -326,8 +331,8 @@ bb_load(const char *dir, const struct trace_opts *opts,
         }
         /* Hold the previous value across gaps inside the file. */
         for (int64_t k = first + 1; first >= 0 && k <= last; k++) {
-            if (!cnt[k]) {
-                sum[k] = sum[k - 1] / (cnt[k - 1] ? cnt[k - 1] : 1);
+            if (!cnt[k] && !absent[k] && cnt[k - 1]) {
+                sum[k] = sum[k - 1] / cnt[k - 1];
                 cnt[k] = 1;
                 cores[k] = cores[k - 1];
             }
@@ -345,6 +350,7 @@ bb_load(const char *dir, const struct trace_opts *opts,
         free(sum);
         free(cnt);
         free(cores);
+        free(absent);
     }
     for (size_t i = 0; i < want; i++) {
         bb_free(&bf[i]);

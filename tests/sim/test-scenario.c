@@ -1,0 +1,131 @@
+/* tests/sim/test-scenario.c -- A small seeded --compare and its
+ * invariants.
+ *
+ * 20 PlanetLab VMs (day 20110303, first 2 hours) on the server model:
+ *  - the lower bound is at or below every policy that serves the demand
+ *    (unmet <= 1 %; a policy that drops work can undercut it);
+ *  - vpower uses no more energy than the performance governor;
+ *  - vpower leaves at most 1 % of the demand unmet;
+ *  - the same seed gives byte-identical JSON, another seed different
+ *    bursts and so different JSON.
+ * Skips (77) when the shared traces are not on this machine. */
+
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/model.h"
+#include "sim/report.h"
+#include "sim/simrun.h"
+#include "sim/trace.h"
+#include "tests/sim/check.h"
+
+#define TRACE_DIR "/work/shared/data/traces/planetlab-cloudsim/20110303"
+
+static struct pol_model model;
+
+static char *
+run_json(const struct trace_set *ts, uint64_t seed, struct sim_result *res)
+{
+    struct sim_opts so;
+    struct report_info ri = { "xeon-r640-2s", "20110303", "planetlab",
+                              (unsigned long long) seed };
+    char err[512], *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
+
+    memset(&so, 0, sizeof so);
+    so.m = &model;
+    so.ts = ts;
+    so.hosts = 1;
+    so.seed = seed;
+    so.on_mean_s = 2.0;
+    so.mask = (1u << SIM_N_POL) - 1;
+    rc = sim_run(&so, res, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "sim_run: %s\n", err);
+        fail_count++;
+        return strdup("");
+    }
+    f = open_memstream(&buf, &len);
+    report_json(f, &ri, res);
+    fclose(f);
+    return buf;
+}
+
+int
+main(void)
+{
+    const char *src = getenv("VPOWER_SRCDIR");
+    const char *dir = getenv("VPOWER_SIM_TRACE");
+    char path[4096], err[512], *text;
+    struct trace_opts to = { 20, 24, 1 };
+    struct trace_set ts;
+    struct sim_result a, b, c;
+    char *ja, *jb, *jc;
+    FILE *f;
+    long n;
+
+    dir = dir ? dir : TRACE_DIR;
+    if (access(dir, R_OK)) {
+        printf("SKIP: %s not available\n", dir);
+        return 77;
+    }
+    snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
+             src ? src : ".");
+    f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        return 99;
+    }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t) n + 1);
+    if (!text || fread(text, 1, (size_t) n, f) != (size_t) n) {
+        return 99;
+    }
+    fclose(f);
+    if (pol_model_parse(&model, text, err, sizeof err)) {
+        fprintf(stderr, "%s:%s\n", path, err);
+        return 99;
+    }
+    free(text);
+    if (trace_planetlab.load(dir, &to, &ts, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 99;
+    }
+
+    ja = run_json(&ts, 1, &a);
+    jb = run_json(&ts, 1, &b);
+    jc = run_json(&ts, 2, &c);
+    report_text(stdout, &(struct report_info) { "xeon-r640-2s", dir,
+                "planetlab", 1 }, &a);
+
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (a.rows[p].unmet_pct <= 1.0) {
+            if (!(a.rows[SIM_P_LOWER].energy_j <= a.rows[p].energy_j)) {
+                fprintf(stderr, "lower bound above %s\n", sim_pol_name(p));
+                fail_count++;
+            }
+        }
+    }
+    CHECK(a.rows[SIM_P_VPOWER].energy_j
+          <= a.rows[SIM_P_PERFORMANCE].energy_j);
+    CHECK(a.rows[SIM_P_VPOWER].unmet_pct <= 1.0);
+    CHECK(a.rows[SIM_P_LOWER].energy_j > 0);
+    CHECK(!strcmp(ja, jb));
+    CHECK(strcmp(ja, jc) != 0);
+
+    free(ja);
+    free(jb);
+    free(jc);
+    sim_result_free(&a);
+    sim_result_free(&b);
+    sim_result_free(&c);
+    trace_set_free(&ts);
+    return fail_count ? 1 : 0;
+}
