@@ -10,6 +10,9 @@
  *                     freqs=none gives CPUs without cpufreq (-ENOTSUP)
  *   idle=N:L:R/N:L:R  name:latency_us:residency_us, shallow first
  *                     (default POLL:0:0/C1:2:2/C6:133:600)
+ * A spec starting with '/' (vpowerd passes its sysfs_root) is taken as ""
+ * so that --host-driver=dummy works with any config.  All CPUs start
+ * online at the top frequency, governor "schedutil", no state disabled.
  * These functions must only be given drv_host_dummy instances. */
 
 #ifndef VPOWER_DRV_DUMMY_HOST_H

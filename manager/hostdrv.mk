@@ -2,5 +2,9 @@
 # from sysfs, the config parser and the restore journal.  All of it goes
 # into manager/libvpowermgr.a, which vpowerd and the unit tests link.
 manager_libvpowermgr_a_SOURCES += \
+	manager/conf.c manager/conf.h \
+	manager/drv_dummy_host.c manager/drv_dummy_host.h \
+	manager/hostmodel.c manager/hostmodel.h \
 	manager/journal.c manager/journal.h \
 	manager/sysfs.c manager/sysfs.h
+

@@ -40,4 +40,11 @@ int hostmodel_build(const struct drv_host_ops *ops, struct drv_host *h,
                     const char *root, struct pol_model *m,
                     char *err, size_t errlen);
 
+/* The whole-model checks pol_model_parse() makes, for a model built in
+ * memory: every CPU in exactly one domain and one package, domains inside
+ * one package, SMT siblings in one domain, OPPs strictly ascending with a
+ * non-turbo nominal point, idle states non-decreasing in exit latency and
+ * residency.  0, or -EINVAL with the reason in 'err'. */
+int hostmodel_check(const struct pol_model *m, char *err, size_t errlen);
+
 #endif /* manager/hostmodel.h */

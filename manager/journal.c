@@ -695,7 +695,7 @@ int
 jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
 {
     struct jnl *j;
-    char *text, *line, *next;
+    char *text = NULL, *line, *next;
     const char *reason = NULL;
     unsigned lineno = 0;
     bool ended = false;

@@ -1,0 +1,448 @@
+/* manager/conf.c -- vpowerd.conf parser.
+ *
+ * chrony-style: one directive and its argument per line, '#' starts a
+ * comment, later directives override earlier ones, an unknown directive
+ * or a bad value is an error that stops vpowerd from starting.  Parsing
+ * text is pure (conf_parse); only conf_load and the 'include' directive
+ * read files.  Each directive is one row of a table with its type and
+ * range, so the table is also the documentation checked by the tests
+ * (see config/vpowerd.conf and docs/configuration.md). */
+
+#include <config.h>
+
+#include "manager/conf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager/util.h"
+
+#define CONF_MAX_FILE (1024 * 1024)
+#define CONF_MAX_LINE 4096
+#define CONF_MAX_DEPTH 8
+
+enum conf_type { T_STR, T_PATH, T_GROUP, T_CPUS, T_KIND, T_OVERRIDE,
+                 T_BOOL, T_U32, T_INCLUDE };
+
+struct conf_directive {
+    const char *name;
+    enum conf_type type;
+    size_t off;                 /* Field offset in struct vpd_conf. */
+    size_t size;                /* Field size (strings). */
+    uint32_t min, max;          /* T_U32 range. */
+};
+
+#define STR(NAME, T, FIELD) \
+    { NAME, T, offsetof(struct vpd_conf, FIELD), \
+      sizeof ((struct vpd_conf *) 0)->FIELD, 0, 0 }
+#define FIELD(NAME, T, FIELD) \
+    { NAME, T, offsetof(struct vpd_conf, FIELD), 0, 0, 0 }
+#define U32(NAME, FIELD, MIN, MAX) \
+    { NAME, T_U32, offsetof(struct vpd_conf, FIELD), 0, MIN, MAX }
+
+static const struct conf_directive directives[] = {
+    STR("connect", T_STR, connect_uri),
+    STR("sysfs_root", T_PATH, sysfs_root),
+    STR("energy_model", T_PATH, model_file),
+    STR("journal", T_PATH, journal_path),
+    STR("control_socket", T_PATH, socket_path),
+    STR("admin_group", T_GROUP, admin_group),
+    STR("record", T_PATH, record_path),
+    FIELD("managed_cpus", T_CPUS, managed),
+    FIELD("default_policy", T_KIND, default_policy),
+    FIELD("override", T_OVERRIDE, override_performance),
+    FIELD("manage_static_pinned", T_BOOL, manage_static_pinned),
+    FIELD("offline_cores", T_BOOL, allow_offline),
+    FIELD("dry_run", T_BOOL, dry_run),
+    U32("period_ms", period_ms, 100, 600000),
+    U32("max_period_ms", max_period_ms, 100, 3600000),
+    U32("headroom_pct", headroom_pct, 0, 90),
+    U32("spread_ready_pct", spread_ready_pct, 1, 100),
+    U32("pack_dwell_ms", pack_dwell_ms, 0, 3600000),
+    U32("hint_rate", hint_rate, 1, 1000),
+    FIELD("turbo", T_BOOL, use_turbo),
+    { "include", T_INCLUDE, 0, 0, 0, 0 },
+};
+
+void
+conf_defaults(struct vpd_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->connect_uri, "qemu:///system");
+    strcpy(c->sysfs_root, "/sys/devices/system/cpu");
+    strcpy(c->journal_path, "/run/vpower/journal");
+    strcpy(c->socket_path, "/run/vpower/vpowerd.sock");
+    cpuset_zero(&c->managed);
+    c->managed_set = false;
+    c->default_policy = POL_BALANCED;
+    c->period_ms = 1000;
+    c->max_period_ms = 10000;
+    c->headroom_pct = 20;
+    c->spread_ready_pct = 5;
+    c->pack_dwell_ms = 30000;
+    c->hint_rate = 20;
+}
+
+static int load_file(struct vpd_conf *, const char *path, int depth,
+                     const char *from_file, unsigned from_line,
+                     char *err, size_t errlen);
+
+static int
+parse_bool(const char *s, bool *out)
+{
+    if (!strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "true")) {
+        *out = true;
+    } else if (!strcmp(s, "no") || !strcmp(s, "off")
+               || !strcmp(s, "false")) {
+        *out = false;
+    } else {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int
+parse_u32(const char *s, uint32_t *out)
+{
+    uint64_t v = 0;
+
+    if (!*s) {
+        return -EINVAL;
+    }
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') {
+            return -EINVAL;
+        }
+        v = v * 10 + (uint64_t) (*s - '0');
+        if (v > UINT32_MAX) {
+            return -ERANGE;
+        }
+    }
+    *out = (uint32_t) v;
+    return 0;
+}
+
+static bool
+group_valid(const char *s)
+{
+    if (!*s || !((*s >= 'a' && *s <= 'z') || *s == '_')) {
+        return false;
+    }
+    for (; *s; s++) {
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')
+              || *s == '_' || *s == '-')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Applies directive 'd' with argument 'arg'; returns NULL or a reason
+ * (written into 'why' when it needs formatting). */
+static const char *
+apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
+      char *why, size_t whylen)
+{
+    char *field = (char *) c + d->off;
+
+    switch (d->type) {
+    case T_STR:
+    case T_PATH:
+    case T_GROUP:
+        if (strlen(arg) >= d->size) {
+            snprintf(why, whylen, "value too long (max %zu bytes)",
+                     d->size - 1);
+            return why;
+        }
+        if (d->type == T_PATH && arg[0] != '/') {
+            return "expected an absolute path";
+        }
+        if (d->type == T_GROUP && !group_valid(arg)) {
+            return "not a valid group name";
+        }
+        strcpy(field, arg);
+        break;
+    case T_CPUS: {
+        struct cpuset set;
+
+        if (cpuset_parse(&set, arg) || cpuset_empty(&set)) {
+            snprintf(why, whylen, "not a CPU list (e.g. 0-3,8): \"%s\"",
+                     arg);
+            return why;
+        }
+        c->managed = set;
+        c->managed_set = true;
+        break;
+    }
+    case T_KIND: {
+        enum pol_kind k;
+
+        if (pol_kind_parse(arg, &k)) {
+            snprintf(why, whylen, "unknown policy \"%s\" (balanced, "
+                     "performance or powersave)", arg);
+            return why;
+        }
+        c->default_policy = k;
+        break;
+    }
+    case T_OVERRIDE:
+        if (!strcmp(arg, "performance")) {
+            c->override_performance = true;
+        } else if (!strcmp(arg, "off")) {
+            c->override_performance = false;
+        } else {
+            return "expected performance or off";
+        }
+        break;
+    case T_BOOL:
+        if (parse_bool(arg, (bool *) field)) {
+            return "expected yes or no";
+        }
+        break;
+    case T_U32: {
+        uint32_t v;
+
+        if (parse_u32(arg, &v) || v < d->min || v > d->max) {
+            snprintf(why, whylen, "expected an integer from %u to %u, "
+                     "got \"%s\"", d->min, d->max, arg);
+            return why;
+        }
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    case T_INCLUDE:
+        break;                  /* Handled by the caller. */
+    }
+    return NULL;
+}
+
+static int
+parse_text(struct vpd_conf *c, const char *file, const char *text,
+           int depth, char *err, size_t errlen)
+{
+    unsigned lineno = 0;
+    unsigned period_line = 0, max_line = 0;
+    const char *p = text;
+
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t) (eol - p) : strlen(p);
+        char line[CONF_MAX_LINE];
+        char *save, *name, *arg, *extra, *hash;
+        const struct conf_directive *d = NULL;
+        const char *reason;
+        char why[320];
+
+        lineno++;
+        if (len >= sizeof line) {
+            snprintf(err, errlen, "%s:%u: line too long (max %d bytes)",
+                     file, lineno, CONF_MAX_LINE - 1);
+            return -EINVAL;
+        }
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p += len + (eol != NULL);
+
+        hash = strchr(line, '#');
+        if (hash) {
+            *hash = '\0';
+        }
+        for (char *q = line; *q; q++) {
+            if (*q == '\t' || *q == '\r') {
+                *q = ' ';
+            } else if ((unsigned char) *q < ' ') {
+                snprintf(err, errlen, "%s:%u: control character in line",
+                         file, lineno);
+                return -EINVAL;
+            }
+        }
+        name = strtok_r(line, " ", &save);
+        if (!name) {
+            continue;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(directives); i++) {
+            if (!strcmp(name, directives[i].name)) {
+                d = &directives[i];
+            }
+        }
+        if (!d) {
+            snprintf(err, errlen, "%s:%u: unknown directive \"%.64s\"",
+                     file, lineno, name);
+            return -EINVAL;
+        }
+        arg = strtok_r(NULL, " ", &save);
+        extra = strtok_r(NULL, " ", &save);
+        if (!arg) {
+            snprintf(err, errlen, "%s:%u: %s: missing argument", file,
+                     lineno, name);
+            return -EINVAL;
+        }
+        if (extra) {
+            snprintf(err, errlen, "%s:%u: %s: too many arguments", file,
+                     lineno, name);
+            return -EINVAL;
+        }
+        if (d->type == T_INCLUDE) {
+            int error = load_file(c, arg, depth + 1, file, lineno, err,
+                                  errlen);
+
+            if (error) {
+                return error;
+            }
+            continue;
+        }
+        reason = apply(c, d, arg, why, sizeof why);
+        if (reason) {
+            snprintf(err, errlen, "%s:%u: %s: %s", file, lineno, name,
+                     reason);
+            return -EINVAL;
+        }
+        if (d->off == offsetof(struct vpd_conf, period_ms)) {
+            period_line = lineno;
+        } else if (d->off == offsetof(struct vpd_conf, max_period_ms)) {
+            max_line = lineno;
+        }
+    }
+    if ((period_line || max_line) && c->max_period_ms < c->period_ms) {
+        snprintf(err, errlen, "%s:%u: %s: max_period_ms (%u) is below "
+                 "period_ms (%u)", file,
+                 max_line > period_line ? max_line : period_line,
+                 max_line > period_line ? "max_period_ms" : "period_ms",
+                 c->max_period_ms, c->period_ms);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int
+conf_parse(struct vpd_conf *c, const char *file, const char *text,
+           char *err, size_t errlen)
+{
+    return parse_text(c, file ? file : "(config)", text, 0, err, errlen);
+}
+
+/* Reads 'path' (at most CONF_MAX_FILE bytes) into a fresh string. */
+static int
+read_text(const char *path, char **out)
+{
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return -errno;
+    }
+    if (fstat(fd, &st) < 0) {
+        int error = -errno;
+
+        close(fd);
+        return error;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    buf = xmalloc(CONF_MAX_FILE + 2);
+    for (;;) {
+        ssize_t n = read(fd, buf + got, CONF_MAX_FILE + 1 - got);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            int error = -errno;
+
+            free(buf);
+            close(fd);
+            return error;
+        }
+        if (n == 0) {
+            break;
+        }
+        got += (size_t) n;
+        if (got > CONF_MAX_FILE) {
+            free(buf);
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    buf[got] = '\0';
+    if (strlen(buf) != got) {
+        free(buf);
+        return -EILSEQ;         /* NUL bytes: not a text file. */
+    }
+    *out = buf;
+    return 0;
+}
+
+static int
+load_file(struct vpd_conf *c, const char *path, int depth,
+          const char *from_file, unsigned from_line, char *err,
+          size_t errlen)
+{
+    char *text = NULL, *full = NULL;
+    int error;
+
+    if (depth > CONF_MAX_DEPTH) {
+        snprintf(err, errlen, "%s:%u: include: nested more than %d deep",
+                 from_file, from_line, CONF_MAX_DEPTH);
+        return -EINVAL;
+    }
+    /* A relative include is relative to the including file. */
+    if (from_file && path[0] != '/' && strchr(from_file, '/')) {
+        const char *slash = strrchr(from_file, '/');
+
+        full = xasprintf("%.*s/%s", (int) (slash - from_file), from_file,
+                         path);
+        path = full;
+    }
+    error = read_text(path, &text);
+    if (error) {
+        const char *why = error == -EFBIG ? "file larger than 1 MiB"
+                          : error == -EILSEQ ? "not a text file"
+                          : strerror(-error);
+
+        if (from_file) {
+            snprintf(err, errlen, "%s:%u: include: %s: %s", from_file,
+                     from_line, path, why);
+        } else {
+            snprintf(err, errlen, "%s:0: %s", path, why);
+        }
+        free(full);
+        return error == -EFBIG || error == -EILSEQ ? -EINVAL : error;
+    }
+    error = parse_text(c, path, text, depth, err, errlen);
+    free(text);
+    free(full);
+    return error;
+}
+
+int
+conf_load(struct vpd_conf *c, const char *path, char *err, size_t errlen)
+{
+    return load_file(c, path, 0, NULL, 0, err, errlen);
+}
+
+void
+conf_to_policy(const struct vpd_conf *c, struct pol_config *p)
+{
+    pol_config_default(p);
+    p->headroom_pct = c->headroom_pct;
+    if (p->powersave_headroom_pct > c->headroom_pct) {
+        /* Powersave VMs are never given more room than the others. */
+        p->powersave_headroom_pct = c->headroom_pct;
+    }
+    p->spread_ready_ppm = c->spread_ready_pct * 10000;
+    p->pack_dwell_ns = (uint64_t) c->pack_dwell_ms * 1000000;
+    p->min_interval_ns = (uint64_t) c->period_ms * 1000000;
+    p->max_interval_ns = (uint64_t) c->max_period_ms * 1000000;
+    p->allow_offline = c->allow_offline;
+    p->use_turbo = c->use_turbo;
+}
