@@ -21,6 +21,7 @@
 
 struct sched;
 struct gch_conn;
+struct ctl_server;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -99,6 +100,14 @@ struct vpd {
     /* Appended by daemon.c's owner: state private to daemon.c (originals
      * to restore, work arrays, journal); NULL outside vpd_start(). */
     struct vpd_priv *priv;
+    /* Appended by the control engineer: the control socket server
+     * (manager/ctl.h), owned by cmds_start()/cmds_stop(); NULL when not
+     * serving. */
+    struct ctl_server *ctl;
+    /* Appended by the control engineer: set_freq actions applied per
+     * frequency domain (status freq_domains[].changes_total); daemon.c
+     * increments it next to n_actions[POL_A_SET_FREQ]. */
+    uint64_t dom_freq_changes[POL_MAX_DOMAINS];
 };
 
 /* Looks a running VM up by name, UUID or numeric id (as virsh does). */
