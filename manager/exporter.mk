@@ -1,0 +1,18 @@
+# manager/exporter.mk -- vpower-exporter and per-VM energy attribution.
+#
+# attrib.c is pure and called from vpowerd's cycle, so it goes into the
+# shared library the daemon links.  The exporter is a separate,
+# unprivileged program: json-c and libmicrohttpd, never libvirt.
+manager_libvpowermgr_a_SOURCES += manager/attrib.c manager/attrib.h
+
+bin_PROGRAMS += manager/vpower-exporter
+manager_vpower_exporter_SOURCES = \
+	manager/exporter.c \
+	manager/metrics.c manager/metrics.h
+manager_vpower_exporter_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(MHD_CFLAGS) \
+	-pthread
+manager_vpower_exporter_LDADD = manager/libvpowermgr.a \
+	$(MHD_LIBS) $(JSONC_LIBS) -lpthread -lm
+
+dist_noinst_DATA += config/vpower-exporter.service config/grafana/vpower.json
+dist_doc_DATA += docs/metrics.md
