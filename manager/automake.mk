@@ -12,3 +12,4 @@ manager_libvpowermgr_a_SOURCES = \
 include manager/hostdrv.mk
 include manager/ctl.mk
 include manager/gch.mk
+include manager/exporter.mk
