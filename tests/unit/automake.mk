@@ -3,3 +3,4 @@ include tests/unit/policy.mk
 include tests/unit/manager.mk
 include tests/unit/agent.mk
 include tests/unit/hostdrv.mk
+include tests/unit/exporter.mk
