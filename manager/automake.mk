@@ -8,6 +8,20 @@ manager_libvpowermgr_a_SOURCES = \
 	manager/sched.c manager/sched.h \
 	manager/util.c manager/util.h
 
+# vpowerd: the daemon.  The libvirt driver lives here, not in the shared
+# library, so that vpowerctl and the exporter do not link libvirt.
+sbin_PROGRAMS += manager/vpowerd
+manager_vpowerd_SOURCES = \
+	manager/vpowerd.c \
+	manager/daemon.c manager/daemon.h \
+	manager/drv_libvirt.c \
+	manager/drv_dummy_hv.c \
+	manager/drv.h manager/conf.h
+manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
+manager_vpowerd_LDADD = \
+	manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVIRT_LIBS) $(JSONC_LIBS) -lm
+
 # Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).
 include manager/hostdrv.mk
 include manager/ctl.mk

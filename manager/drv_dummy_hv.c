@@ -5,9 +5,12 @@
  * $VPOWER_DUMMY_DOMAINS), one domain per line:
  *
  *     # name  vcpus  busy%-of-vcpu0 [busy%-of-vcpu1 ...] [static=CPULIST]
+ *     #       [kind=performance|balanced|powersave]
  *     web     2      80 10
  *     batch   1      5 static=1
+ *     db      1      90 kind=performance
  *
+ * kind= stands for the vpower policy metadata an operator would set.
  * A vCPU with busy B accumulates B% of wall time as CPU time (missing
  * values repeat the last one given); run-queue delay is 0 unless the
  * vCPU's allowed set is shared with more busy than one CPU holds, then
@@ -102,6 +105,7 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
     uint32_t busy[DUMMY_MAX_VCPUS];
     struct cpuset st;
     bool has_static = false;
+    char kind[32] = "";
     char *end;
 
     line[strcspn(line, "#\n")] = '\0';
@@ -123,6 +127,11 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
     while ((tok = strtok_r(NULL, " \t", &save))) {
         unsigned long b;
 
+        if (!strncmp(tok, "kind=", 5)) {
+            /* Stands for vpower metadata set by an operator. */
+            snprintf(kind, sizeof kind, "%.31s", tok + 5);
+            continue;
+        }
         if (!strncmp(tok, "static=", 7)) {
             if (cpuset_parse(&st, tok + 7) < 0 || cpuset_empty(&st)) {
                 snprintf(err, errlen, "'%s': bad static CPU list '%s'",
@@ -167,6 +176,11 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
             d->pin[i] = st;
         }
         d->emu = st;
+    }
+    if (kind[0]) {
+        snprintf(d->metadata, sizeof d->metadata,
+                 "<vpower:policy xmlns:vpower=\"" VPOWER_XML_NS "\" "
+                 "kind=\"%s\"/>", kind);
     }
     d->seen = true;
     return 0;

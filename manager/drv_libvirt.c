@@ -351,6 +351,24 @@ vir_errno(void)
     return -EIO;
 }
 
+/* Drivers without explicit LIVE support (libvirt's test driver) reject
+ * the flag; for a running domain AFFECT_CURRENT is the same thing. */
+static bool
+flags_unsupported(void)
+{
+    virErrorPtr e = virGetLastError();
+
+    return e && (e->code == VIR_ERR_INVALID_ARG
+                 || e->code == VIR_ERR_NO_SUPPORT);
+}
+
+/* libvirt prints every error on stderr unless told otherwise; we log
+ * what matters ourselves, rate-limited. */
+static void
+quiet_error(void *opaque, virErrorPtr e)
+{
+}
+
 static void
 report(struct drv_hv *hv, enum drv_event ev, virDomainPtr dom)
 {
@@ -543,6 +561,7 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
         ev_sched = s;
         /* Must precede virConnectOpen: connections pick the event
          * implementation up when they are opened. */
+        virSetErrorFunc(NULL, quiet_error);
         virEventRegisterImpl(ev_add_handle, ev_update_handle,
                              ev_remove_handle, ev_add_timeout,
                              ev_update_timeout, ev_remove_timeout);
@@ -756,6 +775,7 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
     virDomainStatsRecordPtr *recs = NULL;
     virVcpuInfoPtr info;
     int r, nv = 0;
+    bool bulk;
 
     *n = 0;
     if (!dom) {
@@ -764,25 +784,31 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
     doms[0] = dom;
     doms[1] = NULL;
     r = virDomainListGetStats(doms, VIR_DOMAIN_STATS_VCPU, &recs, 0);
-    if (r < 0 || r == 0) {
-        r = r < 0 ? vir_errno() : -ENOENT;
+    if (r < 0 && vir_errno() == -ENOENT) {
+        r = -ENOENT;
         goto out;
     }
     memset(out, 0, max * sizeof *out);
     for (size_t i = 0; i < max; i++) {
         out[i].cpu = -1;
     }
-    for (int i = 0; i < recs[0]->nparams; i++) {
+    for (int i = 0; r > 0 && i < recs[0]->nparams; i++) {
         virTypedParameterPtr p = &recs[0]->params[i];
         unsigned idx;
         char field[32];
 
         if (!strcmp(p->field, "vcpu.current")) {
-            nv = (int) p->value.ui;
+            nv = (int) p->value.ui > nv ? (int) p->value.ui : nv;
             continue;
         }
         if (sscanf(p->field, "vcpu.%u.%31s", &idx, field) != 2
-            || idx >= max || p->type != VIR_TYPED_PARAM_ULLONG) {
+            || idx >= max) {
+            continue;
+        }
+        if ((int) idx + 1 > nv) {
+            nv = (int) idx + 1;
+        }
+        if (p->type != VIR_TYPED_PARAM_ULLONG) {
             continue;
         }
         if (!strcmp(field, "time")) {
@@ -792,15 +818,31 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
             out[idx].has_delay = true;
         }
     }
-    if (nv < 0 || (size_t) nv > max) {
+    /* Without bulk vCPU stats (older or test drivers) the vCPU info's
+     * cpuTime still gives busy time, without run-queue delay. */
+    bulk = nv > 0;
+    if (!bulk) {
+        nv = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
+        if (nv < 0) {
+            nv = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_CURRENT);
+        }
+        if (nv < 0) {
+            r = vir_errno();
+            goto out;
+        }
+    }
+    if ((size_t) nv > max) {
         nv = (int) max;
     }
     /* Last CPU each vCPU ran on: not in the bulk stats. */
     info = XNEWARRAY(virVcpuInfo, nv ? (size_t) nv : 1);
-    r = virDomainGetVcpus(dom, info, nv, NULL, 0);
+    r = nv ? virDomainGetVcpus(dom, info, nv, NULL, 0) : 0;
     for (int i = 0; i < r; i++) {
         if (info[i].number < max) {
             out[info[i].number].cpu = info[i].cpu;
+            if (!bulk) {
+                out[info[i].number].time_ns = info[i].cpuTime;
+            }
         }
     }
     free(info);
@@ -852,7 +894,10 @@ lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
     map = xmalloc((size_t) maplen);
     set_to_map(hv, s, map, maplen);
     if (virDomainPinVcpuFlags(dom, vcpu, map, maplen,
-                              VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                              VIR_DOMAIN_AFFECT_LIVE) < 0
+        && (!flags_unsupported()
+            || virDomainPinVcpuFlags(dom, vcpu, map, maplen,
+                                     VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
         if (r != -ENOENT) {
             log_vir_error("pinning vCPU of", uuid);
@@ -917,7 +962,10 @@ lv_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
     n = (int) vcpu + 1;
     maps = xcalloc((size_t) n, (size_t) maplen);
     if (virDomainGetVcpuPinInfo(dom, n, maps, maplen,
-                                VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                                VIR_DOMAIN_AFFECT_LIVE) < 0
+        && (!flags_unsupported()
+            || virDomainGetVcpuPinInfo(dom, n, maps, maplen,
+                                       VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
     } else {
         map_to_set(VIR_GET_CPUMAP(maps, maplen, vcpu), maplen, s);

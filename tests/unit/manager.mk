@@ -1,1 +1,18 @@
-# tests/unit/manager.mk -- unit tests of manager/.
+# tests/unit/manager.mk -- unit tests of manager/ (daemon engineer's
+# modules: the hypervisor drivers).
+MANAGER_TESTS = \
+	tests/unit/test-drv-libvirt \
+	tests/unit/test-drv-dummy-hv
+check_PROGRAMS += $(MANAGER_TESTS)
+TESTS += $(MANAGER_TESTS)
+MANAGER_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(CMOCKA_LIBS) -lm
+tests_unit_test_drv_libvirt_SOURCES = \
+	tests/unit/test-drv-libvirt.c manager/drv_libvirt.c
+tests_unit_test_drv_libvirt_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(LIBVIRT_CFLAGS)
+tests_unit_test_drv_libvirt_LDADD = $(MANAGER_TEST_LDADD) $(LIBVIRT_LIBS)
+tests_unit_test_drv_dummy_hv_SOURCES = \
+	tests/unit/test-drv-dummy-hv.c manager/drv_dummy_hv.c
+tests_unit_test_drv_dummy_hv_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_drv_dummy_hv_LDADD = $(MANAGER_TEST_LDADD)

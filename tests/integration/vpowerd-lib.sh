@@ -1,0 +1,114 @@
+# shellcheck shell=bash
+# vpowerd-lib.sh -- helpers shared by the vpowerd tests (01x-*.sh).
+#
+# Sourced after setting VPD_TMP (a private temp dir).  Provides a sysfs
+# fixture maker (the host-driver engineer's tests/fixtures generator is
+# used when present), vpowerd start/stop with cleanup, and readers of the
+# fixture and of vpowerd's log.
+
+VPD_SRCDIR=${VPOWER_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+VPD_BUILDDIR=${VPOWER_BUILDDIR:-$PWD}
+VPD_BIN=$VPD_BUILDDIR/manager/vpowerd
+VPD_PID=
+
+# vpd_fixture DIR NCPUS FREQS_KHZ...: a cpufreq+cpuidle sysfs tree under DIR
+# (all CPUs online, governor schedutil, range = full, idle states POLL,
+# C1, C6 enabled), like /sys/devices/system/cpu.
+vpd_fixture() {
+    local root=$1 n=$2 c s
+    shift 2
+    local freqs="$*" lo hi
+    lo=$1
+    hi=${!#}
+    mkdir -p "$root"
+    echo "0-$((n - 1))" > "$root/possible"
+    echo "0-$((n - 1))" > "$root/present"
+    echo "0-$((n - 1))" > "$root/online"
+    for ((c = 0; c < n; c++)); do
+        local d=$root/cpu$c
+        mkdir -p "$d/cpufreq" "$d/topology"
+        [ "$c" = 0 ] || echo 1 > "$d/online"
+        echo "$c" > "$d/topology/core_id"
+        echo 0 > "$d/topology/physical_package_id"
+        echo "$c" > "$d/topology/thread_siblings_list"
+        echo "$c" > "$d/cpufreq/related_cpus"
+        echo "$c" > "$d/cpufreq/affected_cpus"
+        echo "$lo" > "$d/cpufreq/cpuinfo_min_freq"
+        echo "$hi" > "$d/cpufreq/cpuinfo_max_freq"
+        echo "$lo" > "$d/cpufreq/scaling_min_freq"
+        echo "$hi" > "$d/cpufreq/scaling_max_freq"
+        echo "$hi" > "$d/cpufreq/scaling_cur_freq"
+        echo "$freqs " > "$d/cpufreq/scaling_available_frequencies"
+        echo schedutil > "$d/cpufreq/scaling_governor"
+        echo "performance schedutil powersave" > "$d/cpufreq/scaling_available_governors"
+        s=0
+        for st in POLL:0:0 C1:2:2 C6:133:600; do
+            local sd=$d/cpuidle/state$s
+            mkdir -p "$sd"
+            echo "${st%%:*}" > "$sd/name"
+            st=${st#*:}
+            echo "${st%%:*}" > "$sd/latency"
+            echo "${st#*:}" > "$sd/residency"
+            echo 0 > "$sd/disable"
+            echo 1000 > "$sd/time"
+            echo 10 > "$sd/usage"
+            s=$((s + 1))
+        done
+    done
+}
+
+# vpd_snapshot ROOT: every writable fixture value, "path=value" sorted
+# (compare before/after to prove the tree is back as found).
+vpd_snapshot() {
+    (cd "$1" && find . -type f \( -name 'scaling_m*_freq' -o -name disable \
+        -o -name online -o -name scaling_governor \) -print0 |
+        sort -z | xargs -0 grep -H '' )
+}
+
+# vpd_start LOG ARGS...: start vpowerd in the foreground (background job),
+# logging to LOG.  Sets VPD_PID.
+vpd_start() {
+    local log=$1
+    shift
+    [ -x "$VPD_BIN" ] || { echo "vpowerd not built: $VPD_BIN" >&2; exit 99; }
+    "$VPD_BIN" --foreground "$@" > "$log" 2>&1 &
+    VPD_PID=$!
+}
+
+# vpd_stop: SIGTERM and wait (not in a $(...) subshell: only this shell
+# can wait for its job).  Sets VPD_RC to vpowerd's exit status (124 if it
+# had to be killed after 10 s).
+vpd_stop() {
+    local i
+    VPD_RC=0
+    [ -n "$VPD_PID" ] || return 0
+    kill -TERM "$VPD_PID" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$VPD_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$VPD_PID" 2>/dev/null; then
+        kill -KILL "$VPD_PID" 2>/dev/null || true
+        wait "$VPD_PID" 2>/dev/null || true
+        VPD_RC=124
+    else
+        wait "$VPD_PID" 2>/dev/null || VPD_RC=$?
+    fi
+    VPD_PID=
+}
+
+# vpd_wait_log LOG REGEX SECONDS: wait until LOG matches REGEX.
+vpd_wait_log() {
+    local i
+    for ((i = 0; i < $3 * 5; i++)); do
+        grep -Eq "$2" "$1" 2>/dev/null && return 0
+        [ -z "$VPD_PID" ] || kill -0 "$VPD_PID" 2>/dev/null || return 1
+        sleep 0.2
+    done
+    return 1
+}
+
+# vpd_cpu_seconds PID: utime+stime of PID in seconds (2 decimals).
+vpd_cpu_seconds() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$1/stat"
+}

@@ -1,0 +1,210 @@
+/* tests/unit/test-drv-libvirt.c -- drv_hv_libvirt against libvirt's
+ * in-process test driver (test:///default), with the event adapters on
+ * manager/sched: listing, pin round trips, metadata, and a lifecycle
+ * event that must arrive through our own loop (no libvirt thread). */
+
+#include <config.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <libvirt/libvirt.h>
+
+#include "manager/drv.h"
+#include "manager/log.h"
+#include "manager/sched.h"
+
+struct ctx {
+    struct sched *s;
+    struct drv_hv *hv;
+    int n_started, n_stopped, n_changed;
+    char last_uuid[DRV_UUID_LEN];
+};
+
+static void
+ev_cb(void *aux, enum drv_event ev, const char *uuid)
+{
+    struct ctx *c = aux;
+
+    if (ev == DRV_EV_STARTED) {
+        c->n_started++;
+    } else if (ev == DRV_EV_STOPPED) {
+        c->n_stopped++;
+        sched_quit(c->s, 0);
+    } else if (ev == DRV_EV_CHANGED) {
+        c->n_changed++;
+    }
+    if (uuid) {
+        snprintf(c->last_uuid, sizeof c->last_uuid, "%s", uuid);
+    }
+}
+
+static int
+setup(void **state)
+{
+    struct ctx *c = calloc(1, sizeof *c);
+    char err[256];
+
+    c->s = sched_create();
+    c->hv = drv_hv_libvirt.open("test:///default", c->s, ev_cb, c, err,
+                                sizeof err);
+    if (!c->hv) {
+        fprintf(stderr, "open: %s\n", err);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct ctx *c = *state;
+
+    drv_hv_libvirt.close(c->hv);
+    sched_destroy(c->s);
+    free(c);
+    return 0;
+}
+
+static const struct drv_dom *
+find_test_dom(struct drv_dom *doms, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(doms[i].name, "test")) {
+            return &doms[i];
+        }
+    }
+    return NULL;
+}
+
+static void
+test_list_and_stats(void **state)
+{
+    struct ctx *c = *state;
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    struct drv_vcpu_stat st[8];
+    size_t n = 0;
+
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    assert_true(d->n_vcpus >= 1);
+    assert_int_equal(strlen(d->uuid), 36);
+    assert_false(d->static_pinning);
+    assert_int_equal(drv_hv_libvirt.vcpu_stats(c->hv, d->uuid, st, 8, &n),
+                     0);
+    assert_true(n >= 1);
+    assert_int_equal(drv_hv_libvirt.vcpu_stats(c->hv,
+                     "00000000-0000-0000-0000-000000000000", st, 8, &n),
+                     -ENOENT);
+    free(doms);
+}
+
+static void
+test_pins(void **state)
+{
+    struct ctx *c = *state;
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    struct cpuset want, got;
+    size_t n = 0;
+
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    cpuset_zero(&want);
+    cpuset_set(&want, 1);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, d->uuid, 0, &want), 0);
+    assert_int_equal(drv_hv_libvirt.get_vcpu_pin(c->hv, d->uuid, 0, &got),
+                     0);
+    assert_true(cpuset_equal(&want, &got));
+    cpuset_set(&want, 0);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, d->uuid, 0, &want), 0);
+    assert_int_equal(drv_hv_libvirt.get_vcpu_pin(c->hv, d->uuid, 0, &got),
+                     0);
+    assert_true(cpuset_equal(&want, &got));
+    free(doms);
+}
+
+static void
+test_metadata(void **state)
+{
+    struct ctx *c = *state;
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    char buf[512];
+    size_t n = 0;
+
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    assert_int_equal(drv_hv_libvirt.get_metadata(c->hv, d->uuid, buf,
+                                                 sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(drv_hv_libvirt.set_metadata(c->hv, d->uuid,
+                     "<policy kind=\"performance\" latency-us=\"50\"/>"),
+                     0);
+    assert_int_equal(drv_hv_libvirt.get_metadata(c->hv, d->uuid, buf,
+                                                 sizeof buf), 0);
+    assert_non_null(strstr(buf, "kind=\"performance\""));
+    assert_int_equal(drv_hv_libvirt.set_metadata(c->hv, d->uuid, NULL), 0);
+    assert_int_equal(drv_hv_libvirt.get_metadata(c->hv, d->uuid, buf,
+                                                 sizeof buf), 0);
+    assert_string_equal(buf, "");
+    free(doms);
+}
+
+static void
+timeout_cb(void *aux)
+{
+    struct ctx *c = aux;
+
+    sched_quit(c->s, 1);
+}
+
+/* Destroying the domain through a second connection must produce a
+ * STOPPED event, dispatched by libvirt through our adapters. */
+static void
+test_lifecycle_event(void **state)
+{
+    struct ctx *c = *state;
+    virConnectPtr other = virConnectOpen("test:///default");
+    virDomainPtr dom;
+    int rc;
+
+    assert_non_null(other);
+    dom = virDomainLookupByName(other, "test");
+    assert_non_null(dom);
+    assert_int_equal(virDomainDestroy(dom), 0);
+    sched_add_timer(c->s, 5000000000ull, timeout_cb, c);
+    rc = sched_run(c->s);
+    assert_int_equal(rc, 0);
+    assert_int_equal(c->n_stopped, 1);
+    c->n_started = 0;
+    assert_int_equal(virDomainCreate(dom), 0);
+    virDomainFree(dom);
+    virConnectClose(other);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list_and_stats),
+        cmocka_unit_test(test_pins),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_lifecycle_event),
+    };
+
+    log_init("test-drv-libvirt", false, LOG_LVL_WARN);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
