@@ -1,1 +1,22 @@
-# tests/unit/hostdrv.mk
+# tests/unit/hostdrv.mk -- unit tests of the host drivers, the energy
+# model from sysfs, the config parser and the journal.  Fixture trees are
+# generated at run time by tests/fixtures/mksysfs.sh in $TMPDIR.
+HOSTDRV_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) \
+	-DVPOWER_ABS_SRCDIR='"$(abs_top_srcdir)"'
+HOSTDRV_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(CMOCKA_LIBS) -lm
+
+HOSTDRV_TESTS = \
+	tests/unit/test-sysfs
+check_PROGRAMS += $(HOSTDRV_TESTS)
+TESTS += $(HOSTDRV_TESTS)
+
+# write(2) is wrapped to observe the order of sysfs writes and to inject
+# EBUSY and short writes.
+tests_unit_test_sysfs_SOURCES = tests/unit/test-sysfs.c \
+	tests/unit/hostdrv-fixture.h
+tests_unit_test_sysfs_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
+tests_unit_test_sysfs_LDFLAGS = -Wl,--wrap=write
+tests_unit_test_sysfs_LDADD = $(HOSTDRV_TEST_LDADD)
+
+EXTRA_DIST += tests/fixtures/mksysfs.sh

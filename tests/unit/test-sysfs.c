@@ -1,0 +1,572 @@
+/* tests/unit/test-sysfs.c -- The sysfs and dummy host drivers.
+ *
+ * drv_host_sysfs runs against trees made by tests/fixtures/mksysfs.sh.
+ * Regular files accept any write, so the order of writes is observed by
+ * wrapping write(2) (the program links with -Wl,--wrap=write): the wrapper
+ * logs which file each write went to and can inject an errno or a short
+ * write, which is how EBUSY pass-through and short-write detection are
+ * tested without a kernel. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "manager/drv.h"
+#include "manager/drv_dummy_host.h"
+#include "manager/journal.h"
+#include "manager/sysfs.h"
+#include "tests/unit/hostdrv-fixture.h"
+
+/* ---- write(2) wrapper ------------------------------------------------ */
+
+ssize_t __real_write(int fd, const void *buf, size_t len);
+ssize_t __wrap_write(int fd, const void *buf, size_t len);
+
+static char wlog[16][256];      /* Basenames + value of logged writes. */
+static unsigned n_wlog;
+static int inject_errno;        /* Next write fails with it. */
+static bool inject_short;       /* Next write is one byte short. */
+
+ssize_t
+__wrap_write(int fd, const void *buf, size_t len)
+{
+    char link[64], path[512];
+    ssize_t n;
+
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof path - 1);
+    if (n > 0 && strstr(path, "/vpower-test-")) {
+        const char *base;
+
+        path[n] = '\0';
+        base = strrchr(path, '/') + 1;
+        if (inject_errno) {
+            errno = inject_errno;
+            inject_errno = 0;
+            return -1;
+        }
+        if (inject_short && len > 1) {
+            inject_short = false;
+            return __real_write(fd, buf, len - 1);
+        }
+        if (n_wlog < 16) {
+            snprintf(wlog[n_wlog++], sizeof wlog[0], "%s=%.*s", base,
+                     (int) len, (const char *) buf);
+        }
+    }
+    return __real_write(fd, buf, len);
+}
+
+/* ---- Helpers ------------------------------------------------------------ */
+
+struct fx {
+    char *root;
+    struct drv_host *h;
+};
+
+static struct fx *
+fx_open(const char *args)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    char err[256] = "";
+
+    f->root = fx_mksysfs(args);
+    f->h = drv_host_sysfs.open(f->root, err, sizeof err);
+    if (!f->h) {
+        fprintf(stderr, "open: %s\n", err);
+        exit(99);
+    }
+    n_wlog = 0;
+    return f;
+}
+
+static void
+fx_close(struct fx *f)
+{
+    drv_host_sysfs.close(f->h);
+    fx_rmtree(f->root);
+    free(f);
+}
+
+/* ---- Parsing ------------------------------------------------------------ */
+
+static void
+test_parse_strict(void **state)
+{
+    uint32_t v;
+    uint64_t w;
+
+    assert_int_equal(sysfs_parse_u32("123", &v), 0);
+    assert_int_equal(v, 123);
+    assert_int_equal(sysfs_parse_u32("2400000\n", &v), 0);
+    assert_int_equal(v, 2400000);
+    assert_int_equal(sysfs_parse_u32("4294967295", &v), 0);
+    assert_int_equal(v, UINT32_MAX);
+    assert_int_equal(sysfs_parse_u32("4294967296", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("\n", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("-1", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("+1", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32(" 1", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("12a", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("abc", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u32("1 2", &v), -EINVAL);
+    assert_int_equal(sysfs_parse_u64("18446744073709551615", &w), 0);
+    assert_true(w == UINT64_MAX);
+    assert_int_equal(sysfs_parse_u64("18446744073709551616", &w), -EINVAL);
+    assert_true(sysfs_governor_valid("schedutil"));
+    assert_true(sysfs_governor_valid("performance"));
+    assert_false(sysfs_governor_valid("Performance"));
+    assert_false(sysfs_governor_valid("performance\n"));
+    assert_false(sysfs_governor_valid("../../x"));
+    assert_false(sysfs_governor_valid(""));
+}
+
+static void
+test_read_bounded(void **state)
+{
+    char *root = fx_mksysfs("--cpus 1");
+    char buf[8], big[6000];
+
+    fx_put(root, "big", "");
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    fx_put(root, "big", big);
+    assert_int_equal(sysfs_read(root, "big", buf, sizeof buf), -EOVERFLOW);
+    /* The newline counts: 7 bytes fit in 8 with the NUL. */
+    fx_put(root, "seven", "123456\n");
+    assert_int_equal(sysfs_read(root, "seven", buf, sizeof buf), 6);
+    assert_string_equal(buf, "123456");
+    fx_put(root, "seven", "1234567");
+    assert_int_equal(sysfs_read(root, "seven", buf, sizeof buf), 7);
+    fx_put(root, "eight", "12345678");
+    assert_int_equal(sysfs_read(root, "eight", buf, sizeof buf),
+                     -EOVERFLOW);
+    assert_int_equal(sysfs_read(root, "nope", buf, sizeof buf), -ENOENT);
+    memset(big, 'a', sizeof big - 1);
+    assert_int_equal(sysfs_read(root, big, buf, sizeof buf), -ENAMETOOLONG);
+    assert_int_equal(sysfs_write(root, "nope", "1"), -ENOENT);
+    fx_rmtree(root);
+}
+
+/* ---- Open --------------------------------------------------------------- */
+
+static void
+test_open(void **state)
+{
+    char err[256] = "", longroot[400];
+    struct fx *f = fx_open("--cpus 6");
+    unsigned n = 0;
+
+    assert_int_equal(drv_host_sysfs.n_cpus(f->h, &n), 0);
+    assert_int_equal(n, 6);
+    assert_string_equal(sysfs_root(f->h), f->root);
+
+    assert_null(drv_host_sysfs.open("/nonexistent/vpower", err,
+                                    sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/vpower/possible"));
+    memset(longroot, 'a', sizeof longroot - 1);
+    longroot[0] = '/';
+    longroot[sizeof longroot - 1] = '\0';
+    assert_null(drv_host_sysfs.open(longroot, err, sizeof err));
+    assert_non_null(strstr(err, "too long"));
+    fx_put(f->root, "possible", "0-x\n");
+    assert_null(drv_host_sysfs.open(f->root, err, sizeof err));
+    assert_non_null(strstr(err, "not a CPU list"));
+    fx_close(f);
+}
+
+/* ---- Frequency ---------------------------------------------------------- */
+
+static void
+test_get_freq(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_freq fr;
+
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fr), 0);
+    assert_int_equal(fr.min_khz, 800000);
+    assert_int_equal(fr.max_khz, 2400000);
+    assert_int_equal(fr.cur_khz, 2400000);
+    assert_int_equal(fr.hw_min_khz, 800000);
+    assert_int_equal(fr.hw_max_khz, 2400000);
+    assert_string_equal(fr.governor, "schedutil");
+    assert_true(fr.has_setspeed);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 2, &fr), -EINVAL);
+    fx_close(f);
+}
+
+static void
+test_set_freq_order(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_freq fr;
+
+    /* Start low: [800000, 800000]. */
+    fx_put(f->root, "cpu1/cpufreq/scaling_max_freq", "800000\n");
+    n_wlog = 0;
+
+    /* Raising: max must be written before min. */
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 2400000,
+                                                   2400000), 0);
+    assert_int_equal(n_wlog, 2);
+    assert_string_equal(wlog[0], "scaling_max_freq=2400000");
+    assert_string_equal(wlog[1], "scaling_min_freq=2400000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_min_freq"),
+                        "2400000");
+
+    /* Lowering: min first. */
+    n_wlog = 0;
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   1600000), 0);
+    assert_int_equal(n_wlog, 2);
+    assert_string_equal(wlog[0], "scaling_min_freq=800000");
+    assert_string_equal(wlog[1], "scaling_max_freq=1600000");
+
+    /* Clamped to the cpuinfo range. */
+    n_wlog = 0;
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 1, 9999999), 0);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fr), 0);
+    assert_int_equal(fr.min_khz, 800000);
+    assert_int_equal(fr.max_khz, 2400000);
+    assert_int_equal(n_wlog, 1);            /* min was already 800000. */
+    assert_string_equal(wlog[0], "scaling_max_freq=2400000");
+
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 2000000,
+                                                   1000000), -EINVAL);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 7, 1, 2), -EINVAL);
+    fx_close(f);
+}
+
+static void
+test_governor(void **state)
+{
+    struct fx *f = fx_open("--cpus 2 --governors 'performance powersave "
+                           "schedutil'");
+
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "performance"),
+                     0);
+    assert_string_equal(fx_get(f->root, "cpu0/cpufreq/scaling_governor"),
+                        "performance");
+    /* Valid kernel name but not offered by this CPU. */
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "ondemand"),
+                     -EINVAL);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "bogus"),
+                     -EINVAL);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "performance\n"),
+                     -EINVAL);
+    assert_string_equal(fx_get(f->root, "cpu0/cpufreq/scaling_governor"),
+                        "performance");
+    fx_close(f);
+}
+
+static void
+test_no_cpufreq(void **state)
+{
+    struct fx *f = fx_open("--cpus 2 --no-cpufreq");
+    struct drv_freq fr;
+    struct drv_idle idle;
+
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 0, &fr), -ENOTSUP);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 0, 1, 2),
+                     -ENOTSUP);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 1, "performance"),
+                     -ENOTSUP);
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), 0);
+    assert_int_equal(idle.n_states, 3);
+    fx_close(f);
+}
+
+/* ---- Malformed contents ---------------------------------------------- */
+
+static void
+test_malformed(void **state)
+{
+    static const char *const bad[] = {
+        "abc\n", "", "\n", "-800000\n", "99999999999\n", "8e5\n",
+        "800000 900000\n", "0x10\n",
+    };
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_freq fr;
+    struct drv_idle idle;
+    bool on;
+    char big[5000];
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fx_put(f->root, "cpu1/cpufreq/scaling_max_freq", bad[i]);
+        assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fr), -EINVAL);
+        assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 1, 2),
+                         -EINVAL);
+        /* The other CPU is unaffected. */
+        assert_int_equal(drv_host_sysfs.get_freq(f->h, 0, &fr), 0);
+    }
+    /* min above max is inconsistent, not silently used. */
+    fx_put(f->root, "cpu1/cpufreq/scaling_max_freq", "800000\n");
+    fx_put(f->root, "cpu1/cpufreq/scaling_min_freq", "1600000\n");
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fr), -EINVAL);
+
+    fx_put(f->root, "cpu1/online", "2\n");
+    assert_int_equal(drv_host_sysfs.is_online(f->h, 1, &on), -EINVAL);
+    fx_put(f->root, "cpu1/online", "");
+    assert_int_equal(drv_host_sysfs.is_online(f->h, 1, &on), -EINVAL);
+
+    fx_put(f->root, "cpu1/cpuidle/state2/latency", "lots\n");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), -EINVAL);
+    fx_put(f->root, "cpu1/cpuidle/state2/latency", "133\n");
+    fx_put(f->root, "cpu1/cpuidle/state2/disable", "7\n");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), -EINVAL);
+    fx_put(f->root, "cpu1/cpuidle/state2/disable", "0\n");
+    fx_put(f->root, "cpu1/cpuidle/state2/time", "-1\n");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), -EINVAL);
+    fx_put(f->root, "cpu1/cpuidle/state2/time", "3000\n");
+    memset(big, 'N', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    fx_put(f->root, "cpu1/cpuidle/state0/name", big);
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), -EINVAL);
+    fx_put(f->root, "cpu1/cpuidle/state0/name", "PO\tLL\n");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), -EINVAL);
+    fx_put(f->root, "cpu1/cpuidle/state0/name", "POLL\n");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), 0);
+    fx_close(f);
+}
+
+/* ---- Idle and online --------------------------------------------------- */
+
+static void
+test_idle(void **state)
+{
+    struct fx *f = fx_open("--cpus 2 --idle 'POLL:0:0 C1:2:2 C6:133:600'");
+    struct drv_idle idle;
+
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), 0);
+    assert_int_equal(idle.n_states, 3);
+    assert_string_equal(idle.name[0], "POLL");
+    assert_string_equal(idle.name[2], "C6");
+    assert_int_equal(idle.latency_us[2], 133);
+    assert_int_equal(idle.residency_us[2], 600);
+    assert_true(idle.time_us[1] == 2000);
+    assert_false(idle.disabled[2]);
+
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, true), 0);
+    assert_string_equal(fx_get(f->root, "cpu1/cpuidle/state2/disable"),
+                        "1");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 1, &idle), 0);
+    assert_true(idle.disabled[2]);
+    assert_false(idle.disabled[1]);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, false), 0);
+    assert_string_equal(fx_get(f->root, "cpu1/cpuidle/state2/disable"),
+                        "0");
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 3, true),
+                     -EINVAL);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 99, true),
+                     -EINVAL);
+    fx_close(f);
+
+    f = fx_open("--cpus 1 --no-cpuidle");
+    assert_int_equal(drv_host_sysfs.get_idle(f->h, 0, &idle), -ENOTSUP);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 0, 0, true),
+                     -ENOTSUP);
+    fx_close(f);
+}
+
+static void
+test_online(void **state)
+{
+    struct fx *f = fx_open("--cpus 4");
+    bool on = false;
+
+    assert_int_equal(drv_host_sysfs.is_online(f->h, 0, &on), 0);
+    assert_true(on);                    /* No cpu0/online file. */
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 0, false), -EPERM);
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 0, true), 0);
+
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), 0);
+    assert_string_equal(fx_get(f->root, "cpu2/online"), "0");
+    assert_int_equal(drv_host_sysfs.is_online(f->h, 2, &on), 0);
+    assert_false(on);
+    n_wlog = 0;
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), 0);
+    assert_int_equal(n_wlog, 0);        /* Already offline: no write. */
+
+    /* The kernel's EBUSY comes back as is, so the daemon can retry. */
+    inject_errno = EBUSY;
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, true), -EBUSY);
+    /* A kernel leaves the attribute as it was; the fixture's regular file
+     * was truncated by O_TRUNC, so put the value back. */
+    fx_put(f->root, "cpu2/online", "0\n");
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, true), 0);
+    assert_string_equal(fx_get(f->root, "cpu2/online"), "1");
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 4, true), -EINVAL);
+    fx_close(f);
+}
+
+static void
+test_short_write(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+
+    inject_short = true;
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 1, "performance"),
+                     -EIO);
+    inject_errno = EACCES;
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 1, true),
+                     -EACCES);
+    fx_close(f);
+}
+
+/* ---- Journal integration ------------------------------------------------ */
+
+static void
+test_journalled_writes(void **state)
+{
+    struct fx *f = fx_open("--cpus 4");
+    char *jpath;
+    struct jnl *j;
+    const char *orig;
+    unsigned failed = 9;
+
+    assert_true(asprintf(&jpath, "%s/journal", f->root) > 0);
+    assert_int_equal(jnl_create(jpath, &j), 0);
+    sysfs_set_journal(f->h, j);
+
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   800000), 0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 1600000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 1, "performance"),
+                     0);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 3, 2, true), 0);
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), 0);
+
+    assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_max_freq", &orig));
+    assert_string_equal(orig, "2400000");          /* First value wins. */
+    assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_min_freq", &orig));
+    assert_string_equal(orig, "800000");
+    assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_governor", &orig));
+    assert_string_equal(orig, "schedutil");
+    assert_true(jnl_has_sysfs(j, "cpu3/cpuidle/state2/disable", &orig));
+    assert_string_equal(orig, "0");
+    assert_int_equal(jnl_count(j), 5);
+
+    /* A journal that cannot be written stops the change. */
+    {
+        struct jnl *bad;
+
+        assert_int_equal(jnl_create("/nonexistent/dir/journal", &bad), 0);
+        sysfs_set_journal(f->h, bad);
+        assert_true(drv_host_sysfs.set_governor(f->h, 0, "performance")
+                    < 0);
+        assert_string_equal(fx_get(f->root,
+                                   "cpu0/cpufreq/scaling_governor"),
+                            "schedutil");
+        jnl_close(bad);
+        sysfs_set_journal(f->h, j);
+    }
+
+    assert_int_equal(jnl_restore_sysfs(j, f->root, &failed), 0);
+    assert_int_equal(failed, 0);
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_min_freq"),
+                        "800000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_governor"),
+                        "schedutil");
+    assert_string_equal(fx_get(f->root, "cpu3/cpuidle/state2/disable"),
+                        "0");
+    assert_string_equal(fx_get(f->root, "cpu2/online"), "1");
+    sysfs_set_journal(f->h, NULL);
+    jnl_close(j);
+    free(jpath);
+    fx_close(f);
+}
+
+/* ---- Dummy host --------------------------------------------------------- */
+
+static void
+test_dummy(void **state)
+{
+    char err[128] = "";
+    struct drv_host *h = drv_host_dummy.open("cpus=3,freqs=1000:2000",
+                                             err, sizeof err);
+    struct drv_freq fr;
+    struct drv_idle idle;
+    unsigned n;
+    bool on;
+
+    assert_non_null(h);
+    assert_int_equal(drv_host_dummy.n_cpus(h, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(drv_host_dummy.get_freq(h, 2, &fr), 0);
+    assert_int_equal(fr.hw_max_khz, 2000);
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 2, 1, 1500), 0);
+    assert_int_equal(drv_host_dummy.get_freq(h, 2, &fr), 0);
+    assert_int_equal(fr.min_khz, 1000);
+    assert_int_equal(fr.max_khz, 1500);
+    assert_int_equal(drv_host_dummy.set_online(h, 0, false), -EPERM);
+    assert_int_equal(drv_host_dummy.set_governor(h, 0, "nope"), -EINVAL);
+
+    dummy_host_inject(h, DUMMY_OP_SET_ONLINE, 1, -EBUSY, 1);
+    assert_int_equal(drv_host_dummy.set_online(h, 2, false), 0);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, false), -EBUSY);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, false), 0);
+    assert_int_equal(drv_host_dummy.is_online(h, 1, &on), 0);
+    assert_false(on);
+    dummy_host_inject(h, DUMMY_OP_GET_IDLE, -1, -ENOENT, 2);
+    assert_int_equal(drv_host_dummy.get_idle(h, 0, &idle), -ENOENT);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), -ENOENT);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), 0);
+    dummy_host_inject(h, DUMMY_OP_SET_FREQ, -1, -EACCES, 5);
+    dummy_host_inject(h, DUMMY_OP_SET_FREQ, -1, 0, 0);
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 0, 1000, 1000), 0);
+
+    assert_int_equal(idle.n_states, 3);
+    assert_int_equal(dummy_host_advance_idle(h, 1, 2, 500), 0);
+    assert_int_equal(dummy_host_advance_idle(h, 1, 3, 500), -EINVAL);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), 0);
+    assert_true(idle.time_us[2] == 500);
+    assert_int_equal(drv_host_dummy.set_idle_disable(h, 1, 2, true), 0);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), 0);
+    assert_true(idle.disabled[2]);
+    assert_true(dummy_host_writes(h) == 5);
+    drv_host_dummy.close(h);
+
+    h = drv_host_dummy.open("freqs=none", err, sizeof err);
+    assert_non_null(h);
+    assert_int_equal(drv_host_dummy.get_freq(h, 0, &fr), -ENOTSUP);
+    drv_host_dummy.close(h);
+    h = drv_host_dummy.open("/sys/devices/system/cpu", err, sizeof err);
+    assert_non_null(h);
+    drv_host_dummy.close(h);
+    assert_null(drv_host_dummy.open("cpus=0", err, sizeof err));
+    assert_non_null(strstr(err, "cpus=0"));
+    assert_null(drv_host_dummy.open("freqs=2000:1000", err, sizeof err));
+    assert_null(drv_host_dummy.open("idle=C1:x:2", err, sizeof err));
+    assert_null(drv_host_dummy.open("bogus=1", err, sizeof err));
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_strict),
+        cmocka_unit_test(test_read_bounded),
+        cmocka_unit_test(test_open),
+        cmocka_unit_test(test_get_freq),
+        cmocka_unit_test(test_set_freq_order),
+        cmocka_unit_test(test_governor),
+        cmocka_unit_test(test_no_cpufreq),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_idle),
+        cmocka_unit_test(test_online),
+        cmocka_unit_test(test_short_write),
+        cmocka_unit_test(test_journalled_writes),
+        cmocka_unit_test(test_dummy),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
