@@ -7,7 +7,8 @@ HOSTDRV_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) -lm
 
 HOSTDRV_TESTS = \
-	tests/unit/test-sysfs
+	tests/unit/test-sysfs \
+	tests/unit/test-journal
 check_PROGRAMS += $(HOSTDRV_TESTS)
 TESTS += $(HOSTDRV_TESTS)
 
@@ -18,5 +19,10 @@ tests_unit_test_sysfs_SOURCES = tests/unit/test-sysfs.c \
 tests_unit_test_sysfs_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
 tests_unit_test_sysfs_LDFLAGS = -Wl,--wrap=write
 tests_unit_test_sysfs_LDADD = $(HOSTDRV_TEST_LDADD)
+
+tests_unit_test_journal_SOURCES = tests/unit/test-journal.c \
+	tests/unit/hostdrv-fixture.h
+tests_unit_test_journal_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
+tests_unit_test_journal_LDADD = $(HOSTDRV_TEST_LDADD)
 
 EXTRA_DIST += tests/fixtures/mksysfs.sh
