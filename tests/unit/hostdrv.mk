@@ -7,10 +7,16 @@ HOSTDRV_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) -lm
 
 HOSTDRV_TESTS = \
+	tests/unit/test-conf \
 	tests/unit/test-sysfs \
 	tests/unit/test-journal
 check_PROGRAMS += $(HOSTDRV_TESTS)
 TESTS += $(HOSTDRV_TESTS)
+
+tests_unit_test_conf_SOURCES = tests/unit/test-conf.c \
+	tests/unit/hostdrv-fixture.h
+tests_unit_test_conf_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
+tests_unit_test_conf_LDADD = $(HOSTDRV_TEST_LDADD)
 
 # write(2) is wrapped to observe the order of sysfs writes and to inject
 # EBUSY and short writes.
@@ -25,4 +31,5 @@ tests_unit_test_journal_SOURCES = tests/unit/test-journal.c \
 tests_unit_test_journal_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
 tests_unit_test_journal_LDADD = $(HOSTDRV_TEST_LDADD)
 
-EXTRA_DIST += tests/fixtures/mksysfs.sh
+EXTRA_DIST += tests/fixtures/mksysfs.sh config/vpowerd.conf \
+	docs/configuration.md

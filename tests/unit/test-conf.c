@@ -1,0 +1,375 @@
+/* tests/unit/test-conf.c -- The vpowerd.conf parser.
+ *
+ * Feeds text to the pure conf_parse() (chrony CNF_ParseLine style) for
+ * every directive and every kind of bad value, and checks that errors
+ * name FILE:LINE and the directive.  conf_load() and 'include' are tested
+ * with files in a temporary directory; the shipped example
+ * config/vpowerd.conf must parse to exactly the defaults. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "manager/conf.h"
+#include "tests/unit/hostdrv-fixture.h"
+
+static const char *const all_directives[] = {
+    "connect", "sysfs_root", "energy_model", "journal", "control_socket",
+    "admin_group", "record", "managed_cpus", "default_policy", "override",
+    "manage_static_pinned", "offline_cores", "dry_run", "period_ms",
+    "max_period_ms", "headroom_pct", "spread_ready_pct", "pack_dwell_ms",
+    "hint_rate", "turbo", "include",
+};
+
+static void
+test_defaults(void **state)
+{
+    struct vpd_conf c;
+
+    conf_defaults(&c);
+    assert_string_equal(c.connect_uri, "qemu:///system");
+    assert_string_equal(c.sysfs_root, "/sys/devices/system/cpu");
+    assert_string_equal(c.model_file, "");
+    assert_string_equal(c.journal_path, "/run/vpower/journal");
+    assert_string_equal(c.socket_path, "/run/vpower/vpowerd.sock");
+    assert_string_equal(c.admin_group, "");
+    assert_string_equal(c.record_path, "");
+    assert_false(c.managed_set);
+    assert_int_equal(c.default_policy, POL_BALANCED);
+    assert_false(c.override_performance);
+    assert_false(c.manage_static_pinned);
+    assert_false(c.allow_offline);
+    assert_false(c.dry_run);
+    assert_int_equal(c.period_ms, 1000);
+    assert_int_equal(c.max_period_ms, 10000);
+    assert_int_equal(c.headroom_pct, 20);
+    assert_int_equal(c.spread_ready_pct, 5);
+    assert_int_equal(c.pack_dwell_ms, 30000);
+    assert_int_equal(c.hint_rate, 20);
+    assert_false(c.use_turbo);
+}
+
+static void
+test_every_directive(void **state)
+{
+    static const char text[] =
+        "# a comment\n"
+        "\n"
+        "connect test:///default   # trailing comment\n"
+        "sysfs_root /tmp/fixture\n"
+        "energy_model /etc/vpower/x.model\n"
+        "journal /var/run/j\n"
+        "control_socket /var/run/s.sock\n"
+        "admin_group vpower-admin\n"
+        "record /var/lib/vpower/rec\n"
+        "managed_cpus 1-3,8\n"
+        "default_policy powersave\n"
+        "override performance\n"
+        "manage_static_pinned yes\n"
+        "offline_cores on\n"
+        "\tdry_run   true\n"
+        "period_ms 500\n"
+        "max_period_ms 60000\n"
+        "headroom_pct 35\n"
+        "spread_ready_pct 12\n"
+        "pack_dwell_ms 0\n"
+        "hint_rate 1000\n"
+        "turbo yes\r\n";
+    struct vpd_conf c;
+    char err[256] = "";
+
+    conf_defaults(&c);
+    assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err), 0);
+    assert_string_equal(c.connect_uri, "test:///default");
+    assert_string_equal(c.sysfs_root, "/tmp/fixture");
+    assert_string_equal(c.model_file, "/etc/vpower/x.model");
+    assert_string_equal(c.journal_path, "/var/run/j");
+    assert_string_equal(c.socket_path, "/var/run/s.sock");
+    assert_string_equal(c.admin_group, "vpower-admin");
+    assert_string_equal(c.record_path, "/var/lib/vpower/rec");
+    assert_true(c.managed_set);
+    assert_int_equal(cpuset_count(&c.managed), 4);
+    assert_true(cpuset_has(&c.managed, 8));
+    assert_false(cpuset_has(&c.managed, 0));
+    assert_int_equal(c.default_policy, POL_POWERSAVE);
+    assert_true(c.override_performance);
+    assert_true(c.manage_static_pinned);
+    assert_true(c.allow_offline);
+    assert_true(c.dry_run);
+    assert_int_equal(c.period_ms, 500);
+    assert_int_equal(c.max_period_ms, 60000);
+    assert_int_equal(c.headroom_pct, 35);
+    assert_int_equal(c.spread_ready_pct, 12);
+    assert_int_equal(c.pack_dwell_ms, 0);
+    assert_int_equal(c.hint_rate, 1000);
+    assert_true(c.use_turbo);
+
+    /* Later lines override; "no"/"off"/"false" and "off" override. */
+    assert_int_equal(conf_parse(&c, "t.conf", "turbo no\ndry_run false\n"
+                                "offline_cores off\noverride off\n"
+                                "default_policy performance\n", err,
+                                sizeof err), 0);
+    assert_false(c.use_turbo);
+    assert_false(c.dry_run);
+    assert_false(c.allow_offline);
+    assert_false(c.override_performance);
+    assert_int_equal(c.default_policy, POL_PERFORMANCE);
+}
+
+static void
+test_bad_values(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *want;       /* Substring of the error. */
+    } bad[] = {
+        { "period_ms 99", "t.conf:1: period_ms: expected an integer from "
+          "100 to 600000" },
+        { "period_ms 600001", "t.conf:1: period_ms:" },
+        { "period_ms abc", "t.conf:1: period_ms:" },
+        { "period_ms -5", "t.conf:1: period_ms:" },
+        { "period_ms 99999999999999", "t.conf:1: period_ms:" },
+        { "max_period_ms 99", "t.conf:1: max_period_ms:" },
+        { "\n\nmax_period_ms 500", "t.conf:3: max_period_ms: max_period_ms "
+          "(500) is below period_ms (1000)" },
+        { "headroom_pct 91", "t.conf:1: headroom_pct:" },
+        { "spread_ready_pct 0", "t.conf:1: spread_ready_pct:" },
+        { "spread_ready_pct 101", "t.conf:1: spread_ready_pct:" },
+        { "pack_dwell_ms 3600001", "t.conf:1: pack_dwell_ms:" },
+        { "hint_rate 0", "t.conf:1: hint_rate:" },
+        { "hint_rate 1001", "t.conf:1: hint_rate:" },
+        { "turbo maybe", "t.conf:1: turbo: expected yes or no" },
+        { "dry_run 1", "t.conf:1: dry_run:" },
+        { "offline_cores YES", "t.conf:1: offline_cores:" },
+        { "manage_static_pinned", "t.conf:1: manage_static_pinned: missing "
+          "argument" },
+        { "override on", "t.conf:1: override: expected performance or off" },
+        { "default_policy fast", "t.conf:1: default_policy: unknown policy" },
+        { "managed_cpus 3-1", "t.conf:1: managed_cpus: not a CPU list" },
+        { "managed_cpus 0-99999", "t.conf:1: managed_cpus:" },
+        { "managed_cpus x", "t.conf:1: managed_cpus:" },
+        { "journal run/journal", "t.conf:1: journal: expected an absolute" },
+        { "sysfs_root sys", "t.conf:1: sysfs_root:" },
+        { "control_socket s.sock", "t.conf:1: control_socket:" },
+        { "energy_model m", "t.conf:1: energy_model:" },
+        { "record r", "t.conf:1: record:" },
+        { "admin_group Bad!", "t.conf:1: admin_group: not a valid group" },
+        { "admin_group 9x", "t.conf:1: admin_group:" },
+        { "connect", "t.conf:1: connect: missing argument" },
+        { "dry_run yes no", "t.conf:1: dry_run: too many arguments" },
+        { "# ok\nfrobnicate 1", "t.conf:2: unknown directive \"frobnicate\"" },
+        { "Period_ms 1000", "t.conf:1: unknown directive" },
+        { "turbo yes\x01", "t.conf:1: control character" },
+    };
+    char err[512];
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct vpd_conf c;
+
+        conf_defaults(&c);
+        err[0] = '\0';
+        assert_int_equal(conf_parse(&c, "t.conf", bad[i].text, err,
+                                    sizeof err), -EINVAL);
+        if (!strstr(err, bad[i].want)) {
+            fail_msg("\"%s\": error \"%s\" lacks \"%s\"", bad[i].text, err,
+                     bad[i].want);
+        }
+    }
+    /* A too-long value and a too-long line. */
+    {
+        struct vpd_conf c;
+        char *text = malloc(8000);
+
+        conf_defaults(&c);
+        strcpy(text, "journal /");
+        memset(text + 9, 'j', 300);
+        text[309] = '\0';
+        assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err),
+                         -EINVAL);
+        assert_non_null(strstr(err, "t.conf:1: journal: value too long"));
+        memset(text, ' ', 7000);
+        strcpy(text + 7000, "turbo no");
+        assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err),
+                         -EINVAL);
+        assert_non_null(strstr(err, "t.conf:1: line too long"));
+        free(text);
+    }
+}
+
+static char *
+put_file(const char *dir, const char *name, const char *text)
+{
+    char *path;
+    FILE *f;
+
+    if (asprintf(&path, "%s/%s", dir, name) < 0 || !(f = fopen(path, "w"))) {
+        exit(99);
+    }
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void
+test_load_and_include(void **state)
+{
+    char *dir = fx_tmpdir(), *main_path, *p;
+    char err[512] = "", text[300];
+    struct vpd_conf c;
+
+    p = put_file(dir, "inc.conf", "headroom_pct 40\nturbo yes\n");
+    free(p);
+    main_path = put_file(dir, "main.conf",
+                         "headroom_pct 10\ninclude inc.conf\nhint_rate 7\n");
+    conf_defaults(&c);
+    assert_int_equal(conf_load(&c, main_path, err, sizeof err), 0);
+    assert_int_equal(c.headroom_pct, 40);
+    assert_true(c.use_turbo);
+    assert_int_equal(c.hint_rate, 7);
+    free(main_path);
+
+    /* Errors inside an included file name that file. */
+    p = put_file(dir, "bad.conf", "\nhint_rate 0\n");
+    free(p);
+    main_path = put_file(dir, "main2.conf", "include bad.conf\n");
+    conf_defaults(&c);
+    assert_int_equal(conf_load(&c, main_path, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "bad.conf:2: hint_rate:"));
+    free(main_path);
+
+    /* A missing include names the including line. */
+    main_path = put_file(dir, "main3.conf", "\n\ninclude nope.conf\n");
+    assert_true(conf_load(&c, main_path, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "main3.conf:3: include:"));
+    assert_non_null(strstr(err, "nope.conf"));
+    free(main_path);
+
+    /* An include loop stops at the depth limit. */
+    main_path = put_file(dir, "loop.conf", "include loop.conf\n");
+    assert_int_equal(conf_load(&c, main_path, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "nested more than"));
+    free(main_path);
+
+    /* Missing file, and one over 1 MiB. */
+    snprintf(text, sizeof text, "%s/absent.conf", dir);
+    assert_int_equal(conf_load(&c, text, err, sizeof err), -ENOENT);
+    assert_non_null(strstr(err, "absent.conf"));
+    {
+        char *big = malloc(1024 * 1024 + 100);
+
+        memset(big, '#', 1024 * 1024 + 99);
+        big[1024 * 1024 + 99] = '\0';
+        main_path = put_file(dir, "big.conf", big);
+        free(big);
+        assert_int_equal(conf_load(&c, main_path, err, sizeof err),
+                         -EINVAL);
+        assert_non_null(strstr(err, "larger than 1 MiB"));
+        free(main_path);
+    }
+    fx_rmtree(dir);
+}
+
+static void
+test_example_is_defaults(void **state)
+{
+    struct vpd_conf c, d;
+    char err[512] = "", path[1024], *text;
+    FILE *f;
+    long n;
+
+    snprintf(path, sizeof path, "%s/config/vpowerd.conf", fx_srcdir());
+    conf_defaults(&c);
+    conf_defaults(&d);
+    if (conf_load(&c, path, err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    assert_memory_equal(&c, &d, sizeof c);
+
+    /* Every directive is documented in the example and the manual. */
+    f = fopen(path, "r");
+    assert_non_null(f);
+    text = calloc(1, 65536);
+    n = (long) fread(text, 1, 65535, f);
+    fclose(f);
+    assert_true(n > 0);
+    for (size_t i = 0; i < sizeof all_directives / sizeof *all_directives;
+         i++) {
+        char want[64];
+
+        snprintf(want, sizeof want, "\n%s ", all_directives[i]);
+        if (!strstr(text, want)) {
+            snprintf(want, sizeof want, "\n#%s ", all_directives[i]);
+            if (!strstr(text, want)) {
+                fail_msg("config/vpowerd.conf lacks %s", all_directives[i]);
+            }
+        }
+    }
+    snprintf(path, sizeof path, "%s/docs/configuration.md", fx_srcdir());
+    f = fopen(path, "r");
+    assert_non_null(f);
+    memset(text, 0, 65536);
+    n = (long) fread(text, 1, 65535, f);
+    fclose(f);
+    for (size_t i = 0; i < sizeof all_directives / sizeof *all_directives;
+         i++) {
+        char want[64];
+
+        snprintf(want, sizeof want, "`%s", all_directives[i]);
+        if (!strstr(text, want)) {
+            fail_msg("docs/configuration.md lacks %s", all_directives[i]);
+        }
+    }
+    free(text);
+}
+
+static void
+test_to_policy(void **state)
+{
+    struct vpd_conf c;
+    struct pol_config p, d;
+    char err[256];
+
+    conf_defaults(&c);
+    conf_to_policy(&c, &p);
+    pol_config_default(&d);
+    assert_int_equal(p.headroom_pct, d.headroom_pct);
+    assert_int_equal(p.spread_ready_ppm, d.spread_ready_ppm);
+    assert_true(p.pack_dwell_ns == d.pack_dwell_ns);
+    assert_true(p.min_interval_ns == d.min_interval_ns);
+    assert_true(p.max_interval_ns == d.max_interval_ns);
+    assert_int_equal(p.warmup_samples, d.warmup_samples);
+
+    assert_int_equal(conf_parse(&c, "t", "headroom_pct 5\nspread_ready_pct "
+                                "12\npack_dwell_ms 1500\nperiod_ms 200\n"
+                                "max_period_ms 4000\noffline_cores yes\n"
+                                "turbo yes\n", err, sizeof err), 0);
+    conf_to_policy(&c, &p);
+    assert_int_equal(p.headroom_pct, 5);
+    assert_true(p.powersave_headroom_pct <= 5);
+    assert_int_equal(p.spread_ready_ppm, 120000);
+    assert_true(p.pack_dwell_ns == 1500000000ull);
+    assert_true(p.min_interval_ns == 200000000ull);
+    assert_true(p.max_interval_ns == 4000000000ull);
+    assert_true(p.allow_offline);
+    assert_true(p.use_turbo);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_every_directive),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_load_and_include),
+        cmocka_unit_test(test_example_is_defaults),
+        cmocka_unit_test(test_to_policy),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
