@@ -9,3 +9,13 @@ VPOWERD_TESTS = \
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh
+
+# 05x: vpower-exporter scraped by a real Prometheus server (050: dummy
+# or fake daemon; 051: real vpowerd and guests).
+PROMETHEUS_TESTS = \
+	tests/integration/050-prometheus.sh \
+	tests/integration/051-prometheus-guests.sh
+dist_check_SCRIPTS += $(PROMETHEUS_TESTS)
+TESTS += $(PROMETHEUS_TESTS)
+EXTRA_DIST += tests/integration/prom-lib.sh tests/integration/prom-flood.py \
+	tests/integration/fake-vpowerd.py
