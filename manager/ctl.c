@@ -1,0 +1,611 @@
+/* manager/ctl.c -- Control socket server: accept, frame, authorise.
+ *
+ * The only way operators reach vpowerd at run time.  It runs on the
+ * daemon's one loop and never blocks: the listening socket and every
+ * client are non-blocking and registered with sched; each client has a
+ * bounded input buffer (one request line) and an output queue that
+ * holds at most PROTO_MAX_INFLIGHT replies, after which reading pauses
+ * until the client drains its replies (backpressure, not drops).  Peer
+ * credentials are read once at accept: the access decision is a bool
+ * per connection, and write commands from non-admins are answered
+ * "permission-denied" here, before the dispatcher (manager/cmds.c) sees
+ * them.  Anything a client can trigger is logged rate-limited. */
+
+#include <config.h>
+
+#include "manager/ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "manager/log.h"
+#include "manager/sched.h"
+#include "manager/util.h"
+
+#define LOG_MODULE "ctl"
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+#define CTL_MAX_GROUPS 256
+#define CTL_ACCEPT_BACKOFF_NS 100000000ull  /* After EMFILE. */
+
+struct ctl_client {
+    struct ctl_server *srv;
+    int fd;
+    struct ctl_peer peer;
+    char *in;                       /* [PROTO_MAX_LINE] */
+    size_t in_len;
+    char *out;
+    size_t out_len, out_sent, out_cap;
+    size_t ends[PROTO_MAX_INFLIGHT]; /* Offsets in 'out' where queued */
+    size_t n_pending;                /* replies end. */
+    bool eof;                       /* Peer shut its side down. */
+    bool closing;                   /* Close once 'out' is sent. */
+    uint32_t events;                /* As registered with sched. */
+    struct ctl_client *next;
+};
+
+struct ctl_server {
+    struct sched *sched;
+    int fd;
+    char path[sizeof ((struct sockaddr_un *) 0)->sun_path];
+    bool have_admin_gid;
+    gid_t admin_gid;
+    ctl_dispatch_cb *dispatch;
+    void *aux;
+    struct ctl_client *clients;
+    size_t n_clients;
+    uint64_t backoff_timer;
+};
+
+static void client_cb(int fd, uint32_t events, void *aux);
+static void listen_cb(int fd, uint32_t events, void *aux);
+
+/* ---- Access ---------------------------------------------------------- */
+
+static bool
+in_groups(gid_t g, const gid_t *groups, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (groups[i] == g) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is the peer of 'fd' (credentials 'cr') an administrator?  Root always;
+ * otherwise its primary or a supplementary group must be the admin
+ * group.  SO_PEERGROUPS gives the groups the connecting process had;
+ * kernels without it fall back to the user's groups in the group
+ * database. */
+static bool
+peer_is_admin(const struct ctl_server *srv, int fd, const struct ucred *cr)
+{
+    gid_t groups[CTL_MAX_GROUPS];
+    socklen_t len = sizeof groups;
+    int n;
+
+    if (cr->uid == 0) {
+        return true;
+    }
+    if (!srv->have_admin_gid) {
+        return false;
+    }
+    if (cr->gid == srv->admin_gid) {
+        return true;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0) {
+        return in_groups(srv->admin_gid, groups, (int) (len / sizeof *groups));
+    }
+    if (errno != ENOPROTOOPT) {
+        return false;
+    } else {
+        struct passwd *pw = getpwuid(cr->uid);
+
+        n = CTL_MAX_GROUPS;
+        if (!pw || getgrouplist(pw->pw_name, cr->gid, groups, &n) < 0) {
+            return false;
+        }
+        return in_groups(srv->admin_gid, groups, n);
+    }
+}
+
+/* ---- Clients -------------------------------------------------------- */
+
+static void
+client_free(struct ctl_client *c)
+{
+    struct ctl_server *srv = c->srv;
+
+    for (struct ctl_client **p = &srv->clients; *p; p = &(*p)->next) {
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    }
+    srv->n_clients--;
+    sched_del_fd(srv->sched, c->fd);
+    close(c->fd);
+    free(c->in);
+    free(c->out);
+    free(c);
+}
+
+static void
+update_events(struct ctl_client *c)
+{
+    uint32_t ev = 0;
+
+    if (!c->closing && !c->eof && c->n_pending < PROTO_MAX_INFLIGHT) {
+        ev |= EPOLLIN;
+    }
+    if (c->out_sent < c->out_len) {
+        ev |= EPOLLOUT;
+    }
+    if (ev != c->events) {
+        sched_mod_fd(c->srv->sched, c->fd, ev);
+        c->events = ev;
+    }
+}
+
+/* Sends what the socket takes now.  Returns false if the client is
+ * gone (and freed). */
+static bool
+flush_out(struct ctl_client *c)
+{
+    while (c->out_sent < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_sent,
+                         c->out_len - c->out_sent, MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                break;
+            }
+            LOG_DEBUG("client pid %d: send: %s", (int) c->peer.pid,
+                      strerror(errno));
+            client_free(c);
+            return false;
+        }
+        c->out_sent += (size_t) n;
+    }
+    /* Replies fully sent are no longer in flight. */
+    while (c->n_pending && c->ends[0] <= c->out_sent) {
+        memmove(c->ends, c->ends + 1, (c->n_pending - 1) * sizeof c->ends[0]);
+        c->n_pending--;
+    }
+    if (c->out_sent == c->out_len) {
+        c->out_sent = c->out_len = 0;
+        c->n_pending = 0;
+        if (c->closing || (c->eof && !c->in_len)) {
+            client_free(c);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void
+queue_reply(struct ctl_client *c, char *line)
+{
+    size_t n = strlen(line);
+
+    if (c->out_len + n > c->out_cap) {
+        c->out_cap = c->out_len + n + 4096;
+        c->out = xrealloc(c->out, c->out_cap);
+    }
+    memcpy(c->out + c->out_len, line, n);
+    c->out_len += n;
+    free(line);
+    if (c->n_pending < PROTO_MAX_INFLIGHT) {
+        c->ends[c->n_pending++] = c->out_len;
+    } else {
+        /* Cannot happen: lines are not taken while full.  Keep the
+         * accounting conservative anyway. */
+        c->ends[PROTO_MAX_INFLIGHT - 1] = c->out_len;
+    }
+}
+
+/* Handles one complete line.  A request that is not even a well-formed
+ * request object ends the connection after its error reply: the client
+ * is not speaking this protocol, and resynchronising is guesswork. */
+static void
+handle_line(struct ctl_client *c, const char *line, size_t len)
+{
+    struct ctl_server *srv = c->srv;
+    struct proto_request req;
+    char err[512];
+    enum proto_err e;
+
+    e = proto_parse_request(line, len, &req, err, sizeof err);
+    if (e != PROTO_OK) {
+        LOG_WARN_RL("client pid %d uid %u: %s: %s", (int) c->peer.pid,
+                    (unsigned) c->peer.uid, proto_err_name(e), err);
+        queue_reply(c, proto_reply_error(req.id, e, err));
+        if (e == PROTO_E_BAD_REQUEST) {
+            c->closing = true;
+        }
+        return;
+    }
+    if (proto_cmd_is_write(req.cmd) && !c->peer.admin) {
+        char msg[256];
+
+        snprintf(msg, sizeof msg, "%s changes vpowerd's behaviour: only "
+                 "root%s may do it (run it with sudo%s)",
+                 proto_cmd_name(req.cmd),
+                 srv->have_admin_gid ? " or the admin group" : "",
+                 srv->have_admin_gid ? " or join the admin group" : "");
+        LOG_WARN_RL("client pid %d uid %u: %s refused: not an admin",
+                    (int) c->peer.pid, (unsigned) c->peer.uid,
+                    proto_cmd_name(req.cmd));
+        queue_reply(c, proto_reply_error(req.id, PROTO_E_PERMISSION_DENIED,
+                                         msg));
+        return;
+    }
+    queue_reply(c, srv->dispatch(&req, &c->peer, srv->aux));
+}
+
+/* Takes complete lines from the input buffer while replies may queue. */
+static void
+process_input(struct ctl_client *c)
+{
+    while (!c->closing && c->n_pending < PROTO_MAX_INFLIGHT) {
+        char *nl = memchr(c->in, '\n', c->in_len);
+        size_t len;
+
+        if (!nl) {
+            if (c->in_len >= PROTO_MAX_LINE) {
+                char msg[128];
+
+                snprintf(msg, sizeof msg, "request line longer than %d "
+                         "bytes; closing the connection", PROTO_MAX_LINE);
+                LOG_WARN_RL("client pid %d uid %u: %s", (int) c->peer.pid,
+                            (unsigned) c->peer.uid, msg);
+                queue_reply(c, proto_reply_error(-1, PROTO_E_BAD_REQUEST,
+                                                 msg));
+                c->closing = true;
+                c->in_len = 0;
+            } else if (c->eof && c->in_len) {
+                /* A last request without '\n' (echo -n | socat). */
+                handle_line(c, c->in, c->in_len);
+                c->in_len = 0;
+            }
+            return;
+        }
+        len = (size_t) (nl - c->in) + 1;
+        if (len > 1 && !(len == 2 && c->in[0] == '\r')) {
+            handle_line(c, c->in, len);
+        }
+        memmove(c->in, c->in + len, c->in_len - len);
+        c->in_len -= len;
+    }
+}
+
+static void
+client_cb(int fd, uint32_t events, void *aux)
+{
+    struct ctl_client *c = aux;
+
+    if (events & EPOLLIN) {
+        ssize_t n = recv(fd, c->in + c->in_len, PROTO_MAX_LINE - c->in_len,
+                         0);
+
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            client_free(c);
+            return;
+        }
+        if (n == 0) {
+            c->eof = true;
+        } else if (n > 0) {
+            c->in_len += (size_t) n;
+        }
+    } else if (events & (EPOLLHUP | EPOLLERR)) {
+        client_free(c);
+        return;
+    }
+    process_input(c);
+    if (!flush_out(c)) {
+        return;
+    }
+    /* Replies drained: lines held back by the in-flight limit go now. */
+    if (c->n_pending < PROTO_MAX_INFLIGHT && c->in_len && !c->closing) {
+        process_input(c);
+        if (!flush_out(c)) {
+            return;
+        }
+    }
+    if (c->eof && !c->in_len && c->out_sent == c->out_len) {
+        client_free(c);
+        return;
+    }
+    update_events(c);
+}
+
+/* ---- Listening ----------------------------------------------------- */
+
+static void
+refuse_busy(int fd)
+{
+    char msg[128];
+    char *line;
+
+    snprintf(msg, sizeof msg, "vpowerd already serves %d clients; try "
+             "again later", PROTO_MAX_CLIENTS);
+    line = proto_reply_error(-1, PROTO_E_BUSY, msg);
+    /* Best effort: a fresh socket's buffer takes one short line. */
+    if (send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        LOG_DEBUG("busy reply: %s", strerror(errno));
+    }
+    free(line);
+    close(fd);
+}
+
+static void
+backoff_done(void *aux)
+{
+    struct ctl_server *srv = aux;
+
+    srv->backoff_timer = 0;
+    sched_mod_fd(srv->sched, srv->fd, EPOLLIN);
+}
+
+static void
+listen_cb(int fd, uint32_t events, void *aux)
+{
+    struct ctl_server *srv = aux;
+
+    /* A bounded number per wakeup keeps the loop fair to the cycle. */
+    for (int i = 0; i < 16; i++) {
+        struct ucred cr;
+        socklen_t len = sizeof cr;
+        struct ctl_client *c;
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (cfd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
+                || errno == ENOMEM) {
+                /* Level-triggered: without a pause this would spin. */
+                LOG_WARN_RL("control socket: accept: %s; pausing",
+                            strerror(errno));
+                sched_mod_fd(srv->sched, fd, 0);
+                srv->backoff_timer = sched_add_timer(srv->sched,
+                                                     CTL_ACCEPT_BACKOFF_NS,
+                                                     backoff_done, srv);
+            }
+            return;
+        }
+        if (srv->n_clients >= PROTO_MAX_CLIENTS) {
+            LOG_WARN_RL("control socket: %d clients connected; refusing "
+                        "one more", PROTO_MAX_CLIENTS);
+            refuse_busy(cfd);
+            continue;
+        }
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+            LOG_WARN_RL("control socket: SO_PEERCRED: %s", strerror(errno));
+            close(cfd);
+            continue;
+        }
+        c = XNEW(struct ctl_client);
+        c->srv = srv;
+        c->fd = cfd;
+        c->peer.pid = cr.pid;
+        c->peer.uid = cr.uid;
+        c->peer.gid = cr.gid;
+        c->peer.admin = peer_is_admin(srv, cfd, &cr);
+        c->in = xmalloc(PROTO_MAX_LINE);
+        c->events = EPOLLIN;
+        if (sched_add_fd(srv->sched, cfd, EPOLLIN, client_cb, c) < 0) {
+            close(cfd);
+            free(c->in);
+            free(c);
+            continue;
+        }
+        c->next = srv->clients;
+        srv->clients = c;
+        srv->n_clients++;
+        LOG_DEBUG("client pid %d uid %u connected (%s)", (int) cr.pid,
+                  (unsigned) cr.uid, c->peer.admin ? "admin" : "read-only");
+    }
+}
+
+/* Creates or checks the socket's directory. */
+static int
+check_dir(const char *path, char *err, size_t errlen)
+{
+    char *copy = xstrdup(path);
+    const char *dir = dirname(copy);
+    struct stat st;
+    int r = 0;
+
+    if (mkdir(dir, 0755) == 0) {
+        /* The umask may have narrowed it; readers need to traverse. */
+        if (chmod(dir, 0755) < 0) {
+            snprintf(err, errlen, "cannot chmod %s: %s", dir,
+                     strerror(errno));
+            r = -errno;
+        }
+    } else if (errno != EEXIST) {
+        snprintf(err, errlen, "cannot create the control socket directory "
+                 "%s: %s", dir, strerror(errno));
+        r = -errno;
+    }
+    if (!r && lstat(dir, &st) < 0) {
+        snprintf(err, errlen, "cannot stat %s: %s", dir, strerror(errno));
+        r = -errno;
+    }
+    if (!r && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a directory (a symlink?); the "
+                 "control socket needs a real directory", dir);
+        r = -ENOTDIR;
+    }
+    if (!r && st.st_uid != geteuid()) {
+        snprintf(err, errlen, "control socket directory %s is owned by uid "
+                 "%u, not by vpowerd's uid %u; someone else could replace "
+                 "the socket (fix: chown %u %s)", dir, (unsigned) st.st_uid,
+                 (unsigned) geteuid(), (unsigned) geteuid(), dir);
+        r = -EPERM;
+    }
+    if (!r && (st.st_mode & S_IWOTH)) {
+        snprintf(err, errlen, "control socket directory %s is writable by "
+                 "every user, who could replace the socket (fix: chmod 755 "
+                 "%s)", dir, dir);
+        r = -EPERM;
+    }
+    free(copy);
+    return r;
+}
+
+/* Removes a socket left by a dead daemon; refuses to steal a live one. */
+static int
+clear_stale(const char *path, const struct sockaddr_un *sa, char *err,
+            size_t errlen)
+{
+    struct stat st;
+    int fd, r;
+
+    if (lstat(path, &st) < 0) {
+        return errno == ENOENT ? 0 : -errno;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "%s exists and is not a socket; remove it or "
+                 "set control_socket to another path", path);
+        return -EEXIST;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    r = connect(fd, (const struct sockaddr *) sa, sizeof *sa);
+    close(fd);
+    if (r == 0) {
+        snprintf(err, errlen, "another vpowerd is already listening on %s",
+                 path);
+        return -EADDRINUSE;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot remove the stale socket %s: %s", path,
+                 strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+struct ctl_server *
+ctl_server_create(struct sched *sched, const char *path,
+                  const char *admin_group, ctl_dispatch_cb *dispatch,
+                  void *aux, char *err, size_t errlen)
+{
+    struct sockaddr_un sa;
+    struct ctl_server *srv;
+    int fd;
+
+    if (!path || !*path || path[0] != '/') {
+        snprintf(err, errlen, "control socket path '%s' must be absolute",
+                 path ? path : "");
+        return NULL;
+    }
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "control socket path %s is longer than %zu "
+                 "bytes", path, sizeof sa.sun_path - 1);
+        return NULL;
+    }
+    srv = XNEW(struct ctl_server);
+    srv->sched = sched;
+    srv->fd = -1;
+    srv->dispatch = dispatch;
+    srv->aux = aux;
+    snprintf(srv->path, sizeof srv->path, "%s", path);
+    if (admin_group && *admin_group) {
+        struct group *gr = getgrnam(admin_group);
+
+        if (!gr) {
+            snprintf(err, errlen, "admin_group '%s' is not a group on this "
+                     "host (create it with groupadd, or remove the "
+                     "directive to allow root only)", admin_group);
+            free(srv);
+            return NULL;
+        }
+        srv->have_admin_gid = true;
+        srv->admin_gid = gr->gr_gid;
+    }
+    if (check_dir(path, err, errlen) < 0) {
+        free(srv);
+        return NULL;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (clear_stale(path, &sa, err, errlen) < 0) {
+        if (!*err) {
+            snprintf(err, errlen, "cannot inspect %s: %s", path,
+                     strerror(errno));
+        }
+        free(srv);
+        return NULL;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        free(srv);
+        return NULL;
+    }
+    if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0
+        || chmod(path, 0666) < 0
+        || listen(fd, PROTO_MAX_CLIENTS) < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", path,
+                 strerror(errno));
+        close(fd);
+        unlink(path);
+        free(srv);
+        return NULL;
+    }
+    srv->fd = fd;
+    if (sched_add_fd(sched, fd, EPOLLIN, listen_cb, srv) < 0) {
+        snprintf(err, errlen, "cannot watch the control socket");
+        ctl_server_destroy(srv);
+        return NULL;
+    }
+    LOG_INFO("control socket %s (admin: root%s%s)", path,
+             srv->have_admin_gid ? " and group " : "",
+             srv->have_admin_gid ? admin_group : "");
+    return srv;
+}
+
+void
+ctl_server_destroy(struct ctl_server *srv)
+{
+    if (!srv) {
+        return;
+    }
+    while (srv->clients) {
+        client_free(srv->clients);
+    }
+    if (srv->backoff_timer) {
+        sched_del_timer(srv->sched, srv->backoff_timer);
+    }
+    if (srv->fd >= 0) {
+        sched_del_fd(srv->sched, srv->fd);
+        close(srv->fd);
+        unlink(srv->path);
+    }
+    free(srv);
+}
+
+size_t
+ctl_server_n_clients(const struct ctl_server *srv)
+{
+    return srv ? srv->n_clients : 0;
+}
