@@ -9,7 +9,8 @@ HOSTDRV_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 HOSTDRV_TESTS = \
 	tests/unit/test-conf \
 	tests/unit/test-sysfs \
-	tests/unit/test-journal
+	tests/unit/test-journal \
+	tests/unit/test-hostmodel
 check_PROGRAMS += $(HOSTDRV_TESTS)
 TESTS += $(HOSTDRV_TESTS)
 
@@ -30,6 +31,11 @@ tests_unit_test_journal_SOURCES = tests/unit/test-journal.c \
 	tests/unit/hostdrv-fixture.h
 tests_unit_test_journal_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
 tests_unit_test_journal_LDADD = $(HOSTDRV_TEST_LDADD)
+
+tests_unit_test_hostmodel_SOURCES = tests/unit/test-hostmodel.c \
+	tests/unit/hostdrv-fixture.h
+tests_unit_test_hostmodel_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
+tests_unit_test_hostmodel_LDADD = $(HOSTDRV_TEST_LDADD)
 
 EXTRA_DIST += tests/fixtures/mksysfs.sh config/vpowerd.conf \
 	docs/configuration.md
