@@ -27,3 +27,4 @@ include manager/hostdrv.mk
 include manager/ctl.mk
 include manager/gch.mk
 include manager/exporter.mk
+include manager/inputs.mk
