@@ -4,3 +4,4 @@ include tests/unit/manager.mk
 include tests/unit/agent.mk
 include tests/unit/hostdrv.mk
 include tests/unit/exporter.mk
+include tests/unit/inputs.mk
