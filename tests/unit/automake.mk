@@ -4,4 +4,5 @@ include tests/unit/manager.mk
 include tests/unit/agent.mk
 include tests/unit/hostdrv.mk
 include tests/unit/exporter.mk
+include tests/unit/ctl.mk
 include tests/unit/inputs.mk
