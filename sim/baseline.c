@@ -42,44 +42,39 @@ static unsigned
 pin_order(const struct pol_model *m, bool siblings_together,
           unsigned *order)
 {
+    static bool seen[POL_MAX_CPUS], used[POL_MAX_CPUS];
+    bool first[POL_MAX_CPUS];
     unsigned n = 0;
-    bool *used = calloc(m->n_cpus ? m->n_cpus : 1, sizeof *used);
 
-    if (!used) {
-        abort();
+    memset(seen, 0, sizeof seen);
+    memset(used, 0, sizeof used);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        first[c] = !seen[m->cpu_core[c]];
+        seen[m->cpu_core[c]] = true;
     }
-    for (int pass = 0; pass < 2 && n < m->n_cpus; pass++) {
-        for (unsigned c = 0; c < m->n_cpus; c++) {
-            bool first = true;
-
-            if (used[c]) {
-                continue;
-            }
-            for (unsigned o = 0; o < c; o++) {
-                if (m->cpu_core[o] == m->cpu_core[c]) {
-                    first = false;
-                    break;
-                }
-            }
-            if (!first && pass == 0 && !siblings_together) {
-                continue;
-            }
-            if (siblings_together && !first) {
-                continue;          /* Added together with its first. */
-            }
-            used[c] = true;
-            order[n++] = c;
-            if (siblings_together) {
-                for (unsigned s = c + 1; s < m->n_cpus; s++) {
-                    if (m->cpu_core[s] == m->cpu_core[c] && !used[s]) {
-                        used[s] = true;
-                        order[n++] = s;
-                    }
+    if (!siblings_together) {
+        for (int pass = 0; pass < 2; pass++) {
+            for (unsigned c = 0; c < m->n_cpus; c++) {
+                if (first[c] == !pass) {
+                    order[n++] = c;
                 }
             }
         }
+        return n;
     }
-    free(used);
+    /* Siblings together: each core's threads in CPU order, cores in the
+     * order of their first thread. */
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        if (!first[c]) {
+            continue;
+        }
+        for (unsigned s = c; s < m->n_cpus; s++) {
+            if (m->cpu_core[s] == m->cpu_core[c] && !used[s]) {
+                used[s] = true;
+                order[n++] = s;
+            }
+        }
+    }
     return n;
 }
 
