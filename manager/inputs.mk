@@ -5,5 +5,6 @@
 # a program that calls ts_* or thermal_* links $(LIBNL_LIBS).
 AM_CPPFLAGS += $(LIBNL_CFLAGS)
 manager_libvpowermgr_a_SOURCES += \
-	manager/taskstats.c manager/taskstats.h
+	manager/taskstats.c manager/taskstats.h \
+	manager/freqsrc.c manager/freqsrc.h
 EXTRA_DIST += docs/inputs.md

@@ -7,15 +7,25 @@ INPUTS_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(LIBNL_LIBS) $(CMOCKA_LIBS) -lm
 
 INPUTS_TESTS = \
-	tests/unit/test-taskstats
+	tests/unit/test-taskstats \
+	tests/unit/test-freqsrc
 check_PROGRAMS += $(INPUTS_TESTS)
 TESTS += $(INPUTS_TESTS)
 
 tests_unit_test_taskstats_SOURCES = tests/unit/test-taskstats.c
 tests_unit_test_taskstats_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
 tests_unit_test_taskstats_LDADD = $(INPUTS_TEST_LDADD)
+tests_unit_test_freqsrc_SOURCES = tests/unit/test-freqsrc.c
+tests_unit_test_freqsrc_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
+tests_unit_test_freqsrc_LDADD = $(INPUTS_TEST_LDADD)
 
 EXTRA_DIST += \
 	tests/fixtures/netlink/README \
 	tests/fixtures/netlink/taskstats-reply.bin \
 	tests/fixtures/netlink/taskstats-esrch.bin
+
+# Helper of tests/integration/040-taskstats.sh (real vCPU threads).
+check_PROGRAMS += tests/integration/ts-probe
+tests_integration_ts_probe_SOURCES = tests/integration/ts-probe.c
+tests_integration_ts_probe_LDADD = manager/libvpowermgr.a \
+	policy/libvpowerpolicy.a $(LIBNL_LIBS) -lm
