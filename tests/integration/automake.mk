@@ -19,3 +19,5 @@ dist_check_SCRIPTS += $(PROMETHEUS_TESTS)
 TESTS += $(PROMETHEUS_TESTS)
 EXTRA_DIST += tests/integration/prom-lib.sh tests/integration/prom-flood.py \
 	tests/integration/fake-vpowerd.py
+dist_check_SCRIPTS += tests/integration/040-taskstats.sh
+TESTS += tests/integration/040-taskstats.sh
