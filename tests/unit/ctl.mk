@@ -5,3 +5,17 @@ tests_unit_test_proto_SOURCES = tests/unit/test-proto.c
 tests_unit_test_proto_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_proto_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) $(JSONC_LIBS) -lm
+
+# tests/cli: vpowerctl end to end.  ctl-server links the real ctl.c and
+# cmds.c around a hand-built daemon state; vpowerctl.sh runs the real
+# vpowerd (dummy hypervisor, sysfs fixture); top.sh drives `top` in tmux.
+check_PROGRAMS += tests/cli/ctl-server
+tests_cli_ctl_server_SOURCES = tests/cli/ctl-server.c
+tests_cli_ctl_server_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_cli_ctl_server_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(JSONC_LIBS) -lm
+CLI_TESTS = tests/cli/ctl-server.sh
+dist_check_SCRIPTS += $(CLI_TESTS)
+TESTS += $(CLI_TESTS)
+EXTRA_DIST += tests/cli/lib.sh tests/cli/verbs.sh tests/cli/check-schema.py \
+	tests/cli/proto-client.py

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# tests/cli/proto-client.py -- raw-socket checks of vpowerd's control
+# socket that vpowerctl cannot make (it only sends good requests).
+#
+# Usage: proto-client.py SOCKET CHECK; exit 0 pass, 1 fail.  Checks:
+#   garbage    a non-JSON line gets bad-request and the connection closes
+#   longline   a line over 64 KiB gets bad-request and the connection closes
+#   keepalive  unknown-command / unknown-vm keep the connection usable
+#   pipeline   20 requests written at once get 20 replies, ids in order
+#   clients    with 64 clients connected, one more gets "busy"
+#   noeol      a last request without a newline is still answered
+import json
+import socket
+import sys
+import time
+
+
+def conn(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+def lines(s, n):
+    buf = b""
+    out = []
+    while len(out) < n:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+        while b"\n" in buf and len(out) < n:
+            l, buf = buf.split(b"\n", 1)
+            out.append(json.loads(l))
+    return out
+
+
+def closed(s):
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True         # Closed with our unread bytes: also closed.
+    except socket.timeout:
+        return False
+
+
+def req(i, cmd, args=None):
+    return (json.dumps({"version": 1, "id": i, "cmd": cmd, "args": args or {}})
+            + "\n").encode()
+
+
+def fail(msg):
+    print("proto-client: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    path, check = sys.argv[1], sys.argv[2]
+    if check == "garbage":
+        s = conn(path)
+        s.sendall(b"this is not json\n")
+        r = lines(s, 1)
+        if not r or r[0]["ok"] or r[0]["error"]["code"] != "bad-request":
+            fail("garbage: %r" % r)
+        if r[0]["id"] is not None:
+            fail("garbage: id should be null: %r" % r)
+        if not closed(s):
+            fail("garbage: connection left open")
+    elif check == "longline":
+        s = conn(path)
+        try:
+            s.sendall(b"{" + b" " * 70000 + b"}\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        r = lines(s, 1)
+        if not r or r[0]["error"]["code"] != "bad-request" \
+                or "longer than 65536" not in r[0]["error"]["message"]:
+            fail("longline: %r" % r)
+        if not closed(s):
+            fail("longline: connection left open")
+    elif check == "keepalive":
+        s = conn(path)
+        s.sendall(req(1, "reboot") + req(2, "get-policy", {"vm": "no-such"})
+                  + b'{"version":1,"id":3,"cmd":"explain","args":{"vm":7}}\n'
+                  + b'{"version":9,"id":4,"cmd":"status"}\n'
+                  + req(5, "version"))
+        r = lines(s, 5)
+        codes = [x.get("error", {}).get("code") for x in r]
+        if codes != ["unknown-command", "unknown-vm", "bad-argument",
+                     "bad-version", None] or [x["id"] for x in r] != [1, 2, 3, 4, 5]:
+            fail("keepalive: %r" % r)
+    elif check == "pipeline":
+        s = conn(path)
+        s.sendall(b"".join(req(100 + i, "status") for i in range(20)))
+        r = lines(s, 20)
+        if [x["id"] for x in r] != [100 + i for i in range(20)] \
+                or not all(x["ok"] for x in r):
+            fail("pipeline: got ids %r" % [x["id"] for x in r])
+    elif check == "noeol":
+        s = conn(path)
+        s.sendall(req(9, "version").rstrip(b"\n"))
+        s.shutdown(socket.SHUT_WR)
+        r = lines(s, 1)
+        if not r or r[0]["id"] != 9 or not r[0]["ok"]:
+            fail("noeol: %r" % r)
+    elif check == "clients":
+        held = []
+        for i in range(64):
+            s = conn(path)
+            s.sendall(req(i, "version"))
+            if not lines(s, 1):
+                fail("clients: client %d got no reply" % i)
+            held.append(s)
+        s = conn(path)
+        r = lines(s, 1)
+        if not r or r[0]["error"]["code"] != "busy":
+            fail("clients: 65th client got %r" % r)
+        held.pop().close()
+        time.sleep(0.3)
+        s = conn(path)
+        s.sendall(req(1, "version"))
+        r = lines(s, 1)
+        if not r or not r[0]["ok"]:
+            fail("clients: no service after one client left: %r" % r)
+    else:
+        fail("unknown check " + check)
+
+
+main()
