@@ -6,5 +6,6 @@
 AM_CPPFLAGS += $(LIBNL_CFLAGS)
 manager_libvpowermgr_a_SOURCES += \
 	manager/taskstats.c manager/taskstats.h \
-	manager/freqsrc.c manager/freqsrc.h
+	manager/freqsrc.c manager/freqsrc.h \
+	manager/haltstats.c manager/haltstats.h
 EXTRA_DIST += docs/inputs.md

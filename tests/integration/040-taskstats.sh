@@ -62,7 +62,7 @@ sample() {
             b += $2 + $3 + $4 + $7 + $8 + $9 } END { printf "%.0f", b * 1e9 / hz }' /proc/stat)
     out=$("$probe" "$tid0" "$tid1") || vp_fail "ts-probe $tid0 $tid1 failed"
     echo "$out" | awk -v t="$t" -v b="$busy" 'NR==1 {r0=$2; d0=$3; s=$4} NR==2 {r1=$2; d1=$3}
-        END {print r0, d0, r1, d1, t, s, b}'
+        END {printf "%s %s %s %s %s %s %s\n", r0, d0, r1, d1, t, s, b}'
 }
 
 # window: measures one window; prints deltas
@@ -72,7 +72,7 @@ window() {
     a=$(sample); sleep "$secs"; b=$(sample)
     echo "$a $b" | awk '{ w = $12 - $5; r = ($8 - $1) + ($10 - $3)
         f = 100 * (($14 - $7) - r) / w; if (f < 0) f = 0
-        printf "%d %d %d %d %d %s %.1f\n", $8-$1, $9-$2, $10-$3, $11-$4, w, $6, f }'
+        printf "%.0f %.0f %.0f %.0f %.0f %s %.1f\n", $8-$1, $9-$2, $10-$3, $11-$4, w, $6, f }'
 }
 
 pct() { awk -v x="$1" -v w="$2" 'BEGIN { printf "%.1f", 100 * x / w }'; }

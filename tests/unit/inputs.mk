@@ -8,7 +8,8 @@ INPUTS_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 
 INPUTS_TESTS = \
 	tests/unit/test-taskstats \
-	tests/unit/test-freqsrc
+	tests/unit/test-freqsrc \
+	tests/unit/test-haltstats
 check_PROGRAMS += $(INPUTS_TESTS)
 TESTS += $(INPUTS_TESTS)
 
@@ -18,11 +19,15 @@ tests_unit_test_taskstats_LDADD = $(INPUTS_TEST_LDADD)
 tests_unit_test_freqsrc_SOURCES = tests/unit/test-freqsrc.c
 tests_unit_test_freqsrc_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
 tests_unit_test_freqsrc_LDADD = $(INPUTS_TEST_LDADD)
+tests_unit_test_haltstats_SOURCES = tests/unit/test-haltstats.c
+tests_unit_test_haltstats_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
+tests_unit_test_haltstats_LDADD = $(INPUTS_TEST_LDADD)
 
 EXTRA_DIST += \
 	tests/fixtures/netlink/README \
 	tests/fixtures/netlink/taskstats-reply.bin \
-	tests/fixtures/netlink/taskstats-esrch.bin
+	tests/fixtures/netlink/taskstats-esrch.bin \
+	tests/fixtures/kvm
 
 # Helper of tests/integration/040-taskstats.sh (real vCPU threads).
 check_PROGRAMS += tests/integration/ts-probe
