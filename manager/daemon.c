@@ -504,11 +504,24 @@ resync(struct vpd *d)
     struct drv_dom *doms = NULL;
     size_t n = 0;
     struct vpd_vm *vm, *next;
+    const char *only = getenv("VPOWER_ONLY_DOMAINS");
 
     if (d->hv_ops->list(d->hv, &doms, &n) < 0) {
         vpd_count_error(d, VPD_E_LIBVIRT);
         free(doms);
         return;
+    }
+    if (only && *only) {
+        /* Test hook: integration tests share the host's libvirtd with
+         * other tests' guests, which must not be touched. */
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+            if (!strncmp(doms[i].name, only, strlen(only))) {
+                doms[k++] = doms[i];
+            }
+        }
+        n = k;
     }
     for (vm = d->vms; vm; vm = next) {
         bool found = false;
@@ -1048,6 +1061,17 @@ log_decision(struct vpd *d, int n_acts)
         LOG_INFO("%s", line);
     } else {
         LOG_DEBUG("%s", line);
+    }
+    if (log_enabled(LOG_LVL_DEBUG)) {
+        for (size_t i = 0; i < p->n_vcpus; i++) {
+            const struct vpd_vcpu *vc = pv->vcpu_of[i];
+
+            LOG_DEBUG("  %s/%u: avg %u peak %u cap, ready %u ppm, cpu %d, "
+                      "reason %s", pv->vm_of[p->vcpu_vm[i]]->dom.name,
+                      vc->idx, vc->load.avg_cap, vc->load.peak_cap,
+                      vc->load.ready_ppm, vc->cpu,
+                      pol_reason_text(p->vm_reason[p->vcpu_vm[i]]));
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 # against real libvirtd and TCG guests (root; they skip with a reason
 # only where libvirtd or QEMU cannot run).
 VPOWERD_TESTS = \
+	tests/integration/010-vpowerd-pack.sh \
+	tests/integration/011-vpowerd-light3.sh \
 	tests/integration/012-vpowerd-dummy.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
