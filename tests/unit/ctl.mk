@@ -14,7 +14,7 @@ tests_cli_ctl_server_SOURCES = tests/cli/ctl-server.c
 tests_cli_ctl_server_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_cli_ctl_server_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(JSONC_LIBS) -lm
-CLI_TESTS = tests/cli/ctl-server.sh
+CLI_TESTS = tests/cli/ctl-server.sh tests/cli/vpowerctl.sh tests/cli/top.sh
 dist_check_SCRIPTS += $(CLI_TESTS)
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += tests/cli/lib.sh tests/cli/verbs.sh tests/cli/check-schema.py \
