@@ -7,5 +7,6 @@ AM_CPPFLAGS += $(LIBNL_CFLAGS)
 manager_libvpowermgr_a_SOURCES += \
 	manager/taskstats.c manager/taskstats.h \
 	manager/freqsrc.c manager/freqsrc.h \
-	manager/haltstats.c manager/haltstats.h
+	manager/haltstats.c manager/haltstats.h \
+	manager/thermal.c manager/thermal.h
 EXTRA_DIST += docs/inputs.md

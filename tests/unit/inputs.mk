@@ -9,7 +9,8 @@ INPUTS_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 INPUTS_TESTS = \
 	tests/unit/test-taskstats \
 	tests/unit/test-freqsrc \
-	tests/unit/test-haltstats
+	tests/unit/test-haltstats \
+	tests/unit/test-thermal
 check_PROGRAMS += $(INPUTS_TESTS)
 TESTS += $(INPUTS_TESTS)
 
@@ -22,6 +23,9 @@ tests_unit_test_freqsrc_LDADD = $(INPUTS_TEST_LDADD)
 tests_unit_test_haltstats_SOURCES = tests/unit/test-haltstats.c
 tests_unit_test_haltstats_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
 tests_unit_test_haltstats_LDADD = $(INPUTS_TEST_LDADD)
+tests_unit_test_thermal_SOURCES = tests/unit/test-thermal.c
+tests_unit_test_thermal_CPPFLAGS = $(INPUTS_TEST_CPPFLAGS)
+tests_unit_test_thermal_LDADD = $(INPUTS_TEST_LDADD)
 
 EXTRA_DIST += \
 	tests/fixtures/netlink/README \
