@@ -1,0 +1,151 @@
+#!/bin/bash
+# services.sh start|stop|status -- virtlogd and libvirtd for integration tests.
+#
+# The test machines have no systemd as PID 1, so the daemons are started
+# directly (`virtlogd -d`, `libvirtd -d`).  `start` starts only what is not
+# already running and records the pids it started in a state file;
+# `stop` stops only those.  Daemons that were already running are left
+# alone.
+#
+# State lives in $VPOWER_BUILDDIR/tests/integration/services/ (default:
+# ./tests/integration/services/): services.state (pids we started) and
+# the daemons' warning logs (libvirtd.log, virtlogd.log).
+#
+# No libvirt configuration is changed: the test domains run QEMU as root
+# through a per-domain <seclabel model='dac'> instead (see lib.sh).
+#
+# Exit status: 0 ok, 1 failure (message on stderr), 2 usage.
+set -eu
+
+prog=services.sh
+die() { echo "$prog: error: $*" >&2; exit 1; }
+log() { echo "$prog: $*" >&2; }
+
+uri=qemu:///system
+builddir=${VPOWER_BUILDDIR:-$PWD}
+statedir=$builddir/tests/integration/services
+state=$statedir/services.state
+timeout=${VP_SERVICES_TIMEOUT:-30}
+
+libvirtd_bin=/usr/sbin/libvirtd
+virtlogd_bin=/usr/sbin/virtlogd
+virtlogd_sock=/run/libvirt/virtlogd-sock
+
+# pid_is PID BINARY: true if PID is alive and runs BINARY.
+pid_is() {
+    [ -n "$1" ] && [ -d "/proc/$1" ] &&
+        [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ]
+}
+
+# pidfile_pid FILE BINARY: the pid in FILE if it is alive and runs BINARY.
+pidfile_pid() {
+    local p
+    p=$(cat "$1" 2>/dev/null || true)
+    if pid_is "$p" "$2"; then echo "$p"; fi
+}
+
+virtlogd_running() {
+    [ -n "$(pidfile_pid /run/virtlogd.pid "$virtlogd_bin")" ] && [ -S "$virtlogd_sock" ]
+}
+
+libvirtd_running() {
+    virsh -q -c "$uri" version >/dev/null 2>&1
+}
+
+# wait_for FUNC WHAT: poll FUNC for up to $timeout seconds.
+wait_for() {
+    local i=0
+    while ! "$1"; do
+        i=$((i + 1))
+        [ "$i" -le $((timeout * 5)) ] || return 1
+        sleep 0.2
+    done
+}
+
+record() {  # record NAME PID
+    echo "$1 $2" >> "$state"
+}
+
+do_start() {
+    [ "$(id -u)" = 0 ] || die "must run as root to start libvirtd"
+    [ -x "$libvirtd_bin" ] || die "$libvirtd_bin missing (apt-get install libvirt-daemon-system)"
+    [ -x "$virtlogd_bin" ] || die "$virtlogd_bin missing (apt-get install libvirt-daemon-system)"
+    command -v virsh >/dev/null 2>&1 || die "virsh missing (apt-get install libvirt-clients)"
+    local started=0 p
+
+    if virtlogd_running; then
+        log "virtlogd already running"
+    else
+        log "starting virtlogd"
+        LIBVIRT_LOG_OUTPUTS="3:file:$statedir/virtlogd.log" "$virtlogd_bin" -d 9>&- ||
+            die "virtlogd -d failed (see $statedir/virtlogd.log)"
+        wait_for virtlogd_running || die "virtlogd did not come up within ${timeout}s"
+        record virtlogd "$(pidfile_pid /run/virtlogd.pid "$virtlogd_bin")"
+        started=1
+    fi
+
+    if libvirtd_running; then
+        log "libvirtd already running"
+    else
+        if [ -n "$(pidfile_pid /run/libvirtd.pid "$libvirtd_bin")" ]; then
+            log "libvirtd runs but does not answer yet; waiting"
+        else
+            log "starting libvirtd"
+            LIBVIRT_LOG_OUTPUTS="3:file:$statedir/libvirtd.log" "$libvirtd_bin" -d 9>&- ||
+                die "libvirtd -d failed (see $statedir/libvirtd.log)"
+        fi
+        wait_for libvirtd_running ||
+            die "libvirtd does not answer 'virsh -c $uri version' after ${timeout}s (see $statedir/libvirtd.log)"
+        p=$(pidfile_pid /run/libvirtd.pid "$libvirtd_bin")
+        [ -n "$p" ] && record libvirtd "$p"
+        started=1
+    fi
+    if [ "$started" = 1 ]; then
+        virsh -q -c "$uri" version | sed "s/^/$prog: /" >&2
+    fi
+}
+
+do_stop() {
+    [ -f "$state" ] || { log "nothing started by $prog"; return 0; }
+    local name pid bin i
+    # Stop in reverse order of starting: libvirtd before virtlogd.
+    tac "$state" | while read -r name pid; do
+        case "$name" in
+            libvirtd) bin=$libvirtd_bin ;;
+            virtlogd) bin=$virtlogd_bin ;;
+            *) continue ;;
+        esac
+        if ! pid_is "$pid" "$bin"; then
+            log "$name (pid $pid) already gone"
+            continue
+        fi
+        log "stopping $name (pid $pid)"
+        kill -TERM "$pid" 2>/dev/null || true
+        i=0
+        while pid_is "$pid" "$bin" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+        if pid_is "$pid" "$bin"; then
+            log "$name (pid $pid) ignored SIGTERM; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    rm -f "$state"
+}
+
+do_status() {
+    if virtlogd_running; then echo "virtlogd: running"; else echo "virtlogd: stopped"; fi
+    if libvirtd_running; then echo "libvirtd: running"; else echo "libvirtd: stopped"; fi
+    [ -f "$state" ] && sed 's/^/started by us: /' "$state"
+    return 0
+}
+
+[ $# -eq 1 ] || { echo "usage: $prog start|stop|status" >&2; exit 2; }
+mkdir -p "$statedir" || die "cannot create $statedir"
+# Serialise concurrent start/stop (tests may run in parallel).
+exec 9>"$statedir/lock"
+flock -w 120 9 || die "cannot lock $statedir/lock"
+case "$1" in
+    start) do_start ;;
+    stop) do_stop ;;
+    status) do_status ;;
+    *) echo "usage: $prog start|stop|status" >&2; exit 2 ;;
+esac
