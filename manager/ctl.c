@@ -194,6 +194,16 @@ flush_out(struct ctl_client *c)
             client_free(c);
             return false;
         }
+    } else if (c->out_sent) {
+        /* Keep the unsent tail at the front, so a client that pipelines
+         * forever and never quite drains cannot grow the buffer beyond
+         * PROTO_MAX_INFLIGHT replies. */
+        memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
+        for (size_t i = 0; i < c->n_pending; i++) {
+            c->ends[i] -= c->out_sent;
+        }
+        c->out_len -= c->out_sent;
+        c->out_sent = 0;
     }
     return true;
 }

@@ -191,5 +191,14 @@ main(int argc, char **argv)
     code = sched_run(d->sched);
     cmds_stop(d);
     sched_destroy(d->sched);
+    while (d->vms) {
+        struct vpd_vm *next = d->vms->next;
+
+        free(d->vms->vcpus);
+        free(d->vms);
+        d->vms = next;
+    }
+    pol_plan_destroy(d->applied);
+    free(d);
     return code;
 }
