@@ -168,7 +168,8 @@ bench_decide(const char *srcdir)
            "p99 %.3f ms, max %.3f ms (target < 1 ms: mean/target %.2f, "
            "p99/target %.2f)\n", N_VCPUS, N_CALLS, sum / N_CALLS * 1e3,
            t[N_CALLS * 99 / 100 - 1] * 1e3, t[N_CALLS - 1] * 1e3,
-           sum / N_CALLS * 1e3 / 1.0, t[N_CALLS * 99 / 100 - 1] * 1e3);
+           sum / N_CALLS * 1e3 / 1.0,
+           t[N_CALLS * 99 / 100 - 1] * 1e3 / 1.0);
     pol_plan_destroy(plan);
     pol_state_destroy(st);
 }
@@ -215,12 +216,15 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
     } else {
         printf("simulator, PlanetLab 20110303, %zu VMs, %.0f h, %u x "
                "xeon-r640-2s, %s: %.2f s wall (load %.2f s, simulate "
-               "%.2f s; target < 30 s: ratio %.2f); %llu pol_decide calls, "
-               "%.3f ms mean\n", ts.n_vms, res.hours, hosts,
+               "%.2f s; target < 30 s: ratio %.2f); %llu pol_decide calls "
+               "took %.2f s (%.3f ms mean), the rest %.2f s\n", ts.n_vms,
+               res.hours, hosts,
                compare ? "--compare (6 policies + lower bound)"
                        : "vpower alone", t2 - t0, t1 - t0, t2 - t1,
                (t2 - t0) / 30.0, (unsigned long long) res.n_decisions,
-               res.n_decisions ? res.decide_s / res.n_decisions * 1e3 : 0);
+               res.decide_s,
+               res.n_decisions ? res.decide_s / res.n_decisions * 1e3 : 0,
+               t2 - t1 - res.decide_s);
     }
     sim_result_free(&res);
     trace_set_free(&ts);
@@ -255,6 +259,7 @@ main(int argc, char *argv[])
     if (!hosts) {
         hosts = 4;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* Progress as it comes. */
     bench_decide(srcdir);
     bench_day(srcdir, trace, hosts, false);
     bench_day(srcdir, trace, hosts, true);
