@@ -18,3 +18,4 @@ fuzz-gch: $(srcdir)/tests/fuzz/fuzz-gch.c $(srcdir)/agent/gchproto.c
 CLEANFILES += tests/fuzz/fuzz-gch
 .PHONY: fuzz-gch
 include tests/fuzz/proto.mk
+include tests/fuzz/reliability.mk
