@@ -126,7 +126,7 @@ trace_read_file(const char *dir, const char *name, char **text,
     f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", name, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     for (;;) {
@@ -144,7 +144,7 @@ trace_read_file(const char *dir, const char *name, char **text,
         }
     }
     if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error", name);
+        snprintf(err, errlen, "%s: read error", path);
         fclose(f);
         free(buf);
         return -EIO;

@@ -271,12 +271,13 @@ bb_load(const char *dir, const struct trace_opts *opts,
         abort();
     }
     for (size_t i = 0; i < want && !rc; i++) {
-        char *text;
+        char *text, path[4096];
         size_t len;
 
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
         if (!rc) {
-            rc = bb_parse(names[i], text, &bf[i], err, errlen);
+            rc = bb_parse(path, text, &bf[i], err, errlen);
             free(text);
         }
         if (!rc && bf[i].ts[0] < t0) {

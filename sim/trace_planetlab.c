@@ -122,16 +122,17 @@ pl_load(const char *dir, const struct trace_opts *opts,
     set->interval_s = PL_INTERVAL_S;
     for (size_t i = 0; i < want; i++) {
         struct trace_vm *vm = &set->vms[i];
-        char *text;
+        char *text, path[4096];
         size_t len;
 
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
         if (rc) {
             break;
         }
         /* The whole file is validated even if fewer intervals are used:
          * a broken file is rejected, not half-read. */
-        rc = trace_planetlab_parse(names[i], text, len, pct, PL_LINES,
+        rc = trace_planetlab_parse(path, text, len, pct, PL_LINES,
                                    err, errlen);
         free(text);
         if (rc) {

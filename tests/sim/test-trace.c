@@ -111,7 +111,7 @@ test_planetlab_bad(void)
     rc = trace_planetlab.load(dir, &o, &ts, err, sizeof err);
     CHECK(rc < 0);
     CHECK(ts.n_vms == 0 && ts.vms == NULL);
-    CHECK(!strncmp(err, "b bad:42:", 9));
+    CHECK(strstr(err, "/pl-dirbad/b bad:42: not an integer") != NULL);
     /* ...but selecting only the good one works. */
     o.max_vms = 1;
     rc = trace_planetlab.load(dir, &o, &ts, err, sizeof err);
@@ -131,7 +131,7 @@ expect_bb_error(const char *sub, const char *prefix, const char *reason)
     rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
     CHECK(rc < 0);
     CHECK(ts.n_vms == 0);
-    if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, reason)) {
+    if (!strstr(err, prefix) || !strstr(err, reason)) {
         fprintf(stderr, "  %s: got '%s', want '%s...%s'\n", sub, err,
                 prefix, reason);
         fail_count++;
@@ -189,10 +189,10 @@ test_bitbrains(void)
     CHECK(ts.vms[1].demand_ppm[1] == 500000);
     trace_set_free(&ts);
 
-    expect_bb_error("bb-text", "x.csv:2:", "not a number");
-    expect_bb_error("bb-fields", "x.csv:2:", "fields");
-    expect_bb_error("bb-order", "x.csv:3:", "not increasing");
-    expect_bb_error("bb-empty", "x.csv:1:", "no data rows");
+    expect_bb_error("bb-text", "/bb-text/x.csv:2:", "not a number");
+    expect_bb_error("bb-fields", "/bb-fields/x.csv:2:", "fields");
+    expect_bb_error("bb-order", "/bb-order/x.csv:3:", "not increasing");
+    expect_bb_error("bb-empty", "/bb-empty/x.csv:1:", "no data rows");
 }
 
 static void
