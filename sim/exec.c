@@ -25,6 +25,7 @@ struct exec_group {
     size_t n_cores;
     uint32_t *cores;              /* Core ids touched by the set. */
     double *lim;                  /* Capacity the set may use on each. */
+    unsigned *nthr;               /* Threads of each core in the set. */
     int32_t first_cpu;
     size_t n_members;
     uint32_t *members;            /* Host-local vCPU indices. */
@@ -74,6 +75,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
         }
     }
     h->core_cap = xcalloc(h->n_cores, sizeof *h->core_cap);
+    h->core_threads = xcalloc(h->n_cores, sizeof *h->core_threads);
     h->core_full = xcalloc(h->n_cores, sizeof *h->core_full);
     h->core_rem = xcalloc(h->n_cores, sizeof *h->core_rem);
     h->core_work = xcalloc(h->n_cores, sizeof *h->core_work);
@@ -104,6 +106,7 @@ free_groups(struct exec_host *h)
     for (size_t g = 0; g < h->n_groups; g++) {
         free(h->groups[g].cores);
         free(h->groups[g].lim);
+        free(h->groups[g].nthr);
         free(h->groups[g].members);
     }
     h->n_groups = 0;
@@ -131,6 +134,7 @@ exec_host_destroy(struct exec_host *h)
     free(h->vcpu_group);
     free(h->groups);
     free(h->core_cap);
+    free(h->core_threads);
     free(h->core_full);
     free(h->core_rem);
     free(h->core_work);
@@ -156,43 +160,88 @@ cmp_group_size(const void *a, const void *b)
     return x->first_cpu < y->first_cpu ? -1 : x->first_cpu > y->first_cpu;
 }
 
-/* Recomputes per-core capacities and the vCPU groups of the plan. */
+static uint64_t
+set_hash(const struct cpuset *s)
+{
+    uint64_t x = 0;
+
+    for (int i = 0; i < CPUSET_WORDS; i++) {
+        x = (x ^ s->w[i]) * UINT64_C(0x100000001b3);
+    }
+    return x;
+}
+
+/* Recomputes capacities from the plan's frequencies: per core, per
+ * group (what the set may use of each core) and per vCPU (one thread of
+ * the fastest core of its set, which it reports to the policy). */
 static void
-build_groups(struct exec_host *h)
+refresh_caps(struct exec_host *h)
 {
     const struct pol_model *m = h->m;
     struct pol_plan *p = h->plan;
-    struct cpuset online;
-    unsigned *threads = xcalloc(h->n_cores, sizeof *threads);
-    unsigned *in_set = xcalloc(h->n_cores, sizeof *in_set);
 
-    free_groups(h);
-    cpuset_zero(&online);
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        h->cpu_first[c] = false;
-        if (!cpuset_has(&p->offline, c)) {
-            cpuset_set(&online, c);
-            h->cpu_first[c] = threads[m->cpu_core[c]] == 0;
-            threads[m->cpu_core[c]]++;
-        }
-    }
     for (unsigned c = 0; c < m->n_cpus; c++) {
         unsigned core = m->cpu_core[c];
         double cap = pol_model_capacity_at(m, c,
                          p->dom_freq_khz[m->cpu_domain[c]]);
 
         h->core_cap[core] = cap;
-        h->core_full[core] = threads[core] >= 2
+        h->core_full[core] = h->core_threads[core] >= 2
                              ? cap * m->smt_capacity_pct / 100.0 : cap;
+    }
+    for (size_t g = 0; g < h->n_groups; g++) {
+        struct exec_group *gr = &h->groups[g];
+        int32_t best = gr->first_cpu;
+
+        for (size_t i = 0; i < gr->n_cores; i++) {
+            uint32_t k = gr->cores[i];
+            gr->lim[i] = gr->nthr[i] >= 2 ? h->core_full[k] : h->core_cap[k];
+        }
+        CPUSET_FOREACH (c, &gr->set) {
+            if (h->core_cap[m->cpu_core[c]] >
+                h->core_cap[m->cpu_core[best]]) {
+                best = c;
+            }
+        }
+        for (size_t i = 0; i < gr->n_members; i++) {
+            uint32_t v = gr->members[i];
+            h->vcpu_cpu[v] = best;
+            h->vcpu_rate[v] = best >= 0 ? h->core_cap[m->cpu_core[best]] : 0;
+        }
+    }
+}
+
+/* Rebuilds the vCPU groups and homes of the plan, then capacities. */
+static void
+build_groups(struct exec_host *h)
+{
+    const struct pol_model *m = h->m;
+    struct pol_plan *p = h->plan;
+    struct cpuset online;
+    unsigned *in_set = xcalloc(h->n_cores, sizeof *in_set);
+    uint64_t *hashes = xcalloc(h->n_vcpus, sizeof *hashes);
+
+    free_groups(h);
+    cpuset_zero(&online);
+    memset(h->core_threads, 0, h->n_cores * sizeof *h->core_threads);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        h->cpu_first[c] = false;
+        if (!cpuset_has(&p->offline, c)) {
+            cpuset_set(&online, c);
+            h->cpu_first[c] = h->core_threads[m->cpu_core[c]] == 0;
+            h->core_threads[m->cpu_core[c]]++;
+        }
     }
     /* Group vCPUs by identical allowed set (restricted to online). */
     for (size_t v = 0; v < h->n_vcpus; v++) {
         struct cpuset s;
+        uint64_t hs;
         size_t g;
 
         cpuset_and(&s, &p->vcpu_allowed[v], &online);
+        hs = set_hash(&s);
         for (g = 0; g < h->n_groups; g++) {
-            if (cpuset_equal(&h->groups[g].set, &s)) {
+            if (hashes[g] == hs && cpuset_equal(&h->groups[g].set, &s)) {
                 break;
             }
         }
@@ -203,32 +252,37 @@ build_groups(struct exec_host *h)
             gr->n_online = cpuset_count(&s);
             gr->first_cpu = cpuset_next(&s, 0);
             gr->members = xcalloc(h->n_vcpus, sizeof *gr->members);
+            hashes[g] = hs;
         }
         h->groups[g].members[h->groups[g].n_members++] = (uint32_t) v;
     }
     qsort(h->groups, h->n_groups, sizeof *h->groups, cmp_group_size);
     for (size_t g = 0; g < h->n_groups; g++) {
         struct exec_group *gr = &h->groups[g];
+        size_t n = 0;
 
-        memset(in_set, 0, h->n_cores * sizeof *in_set);
         CPUSET_FOREACH (c, &gr->set) {
             in_set[m->cpu_core[c]]++;
+            n++;
         }
-        gr->cores = xcalloc(h->n_cores, sizeof *gr->cores);
-        gr->lim = xcalloc(h->n_cores, sizeof *gr->lim);
-        for (unsigned k = 0; k < h->n_cores; k++) {
-            if (!in_set[k]) {
-                continue;
+        gr->cores = xcalloc(n, sizeof *gr->cores);
+        gr->lim = xcalloc(n, sizeof *gr->lim);
+        gr->nthr = xcalloc(n, sizeof *gr->nthr);
+        CPUSET_FOREACH (c, &gr->set) {
+            unsigned k = m->cpu_core[c];
+            if (in_set[k]) {
+                gr->cores[gr->n_cores] = k;
+                gr->nthr[gr->n_cores] = in_set[k];
+                gr->n_cores++;
+                in_set[k] = 0;
             }
-            gr->cores[gr->n_cores] = k;
-            gr->lim[gr->n_cores] = in_set[k] >= 2 ? h->core_full[k]
-                                                  : h->core_cap[k];
-            gr->n_cores++;
         }
         for (size_t i = 0; i < gr->n_members; i++) {
             h->vcpu_group[gr->members[i]] = (uint32_t) g;
         }
     }
+    free(in_set);
+    free(hashes);
     /* Home CPUs: the kernel wakes a vCPU on its previous CPU when it can,
      * and places new ones on the least loaded core of their set.  Homes
      * are sticky while they stay in the vCPU's set. */
@@ -279,27 +333,7 @@ build_groups(struct exec_host *h)
         h->core_homed[m->cpu_core[best]]++;
         h->pkg_homed[m->domains[m->cpu_domain[best]].pkg]++;
     }
-    /* A vCPU runs at most one thread's speed, on the fastest core of
-     * its set (the kernel migrates misfit tasks there); it reports that
-     * CPU, so the policy converts busy time back to the same work. */
-    for (size_t g = 0; g < h->n_groups; g++) {
-        struct exec_group *gr = &h->groups[g];
-        int32_t best = gr->first_cpu;
-
-        CPUSET_FOREACH (c, &gr->set) {
-            if (h->core_cap[m->cpu_core[c]] >
-                h->core_cap[m->cpu_core[best]]) {
-                best = c;
-            }
-        }
-        for (size_t i = 0; i < gr->n_members; i++) {
-            uint32_t v = gr->members[i];
-            h->vcpu_cpu[v] = best;
-            h->vcpu_rate[v] = best >= 0 ? h->core_cap[m->cpu_core[best]] : 0;
-        }
-    }
-    free(threads);
-    free(in_set);
+    refresh_caps(h);
 }
 
 void
@@ -310,24 +344,34 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
     uint32_t old_freq[POL_MAX_DOMAINS];
     bool first = h->applied == 0;
 
+    bool sets_changed = first, freq_changed = false;
+
     memcpy(old_freq, p->dom_freq_khz, sizeof old_freq);
-    for (size_t v = 0; v < h->n_vcpus && !first; v++) {
+    for (size_t v = 0; v < h->n_vcpus; v++) {
         if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
-            h->pin_changes++;
+            h->pin_changes += !first;
+            sets_changed = true;
         }
     }
+    sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
     pol_plan_copy(p, plan);
     for (unsigned d = 0; d < m->n_domains; d++) {
         if (!p->dom_freq_khz[d]) {
             p->dom_freq_khz[d] = old_freq[d];
         }
-        if (!first && p->dom_freq_khz[d] != old_freq[d]) {
-            h->freq_changes++;
+        if (p->dom_freq_khz[d] != old_freq[d]) {
+            h->freq_changes += !first;
+            freq_changed = true;
         }
     }
     memcpy(h->pol_idle_limit, p->idle_limit,
            POL_MAX_CPUS * sizeof *h->pol_idle_limit);
-    build_groups(h);
+    /* Plans mostly repeat: rebuild only what changed. */
+    if (sets_changed) {
+        build_groups(h);
+    } else if (freq_changed) {
+        refresh_caps(h);
+    }
     for (size_t v = 0; v < h->n_vcpus; v++) {
         h->busy_s[v] = 0;
         h->ready_s[v] = 0;

@@ -66,6 +66,7 @@ struct exec_host {
     /* Per physical core (index = model core id) and per CPU. */
     unsigned n_cores;
     double *core_cap;             /* One thread's capacity. */
+    unsigned *core_threads;       /* Online threads of each core. */
     double *core_full;            /* Whole core's capacity. */
     double *core_rem, *core_work; /* Scratch. */
     double *core_wake;            /* Scratch: wakeups this step. */
