@@ -112,3 +112,28 @@ vpd_wait_log() {
 vpd_cpu_seconds() {
     awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$1/stat"
 }
+
+# vpd_wait_quiet SECONDS: wait until no running domain other than this
+# test's (prefix $VP_PREFIX) shares the host.  Returns 1 if other
+# domains are still running after SECONDS.  Measurements of idle time and
+# ready time, and the policy's own choice (it spreads when vCPUs wait for
+# CPU), depend on that.
+vpd_wait_quiet() {
+    local i n
+    for ((i = 0; i <= $1; i += 5)); do
+        n=$(virsh -q -c "${VP_URI:-qemu:///system}" list --name 2>/dev/null |
+            grep -v "^${VP_PREFIX:-//}" | grep -c . || true)
+        [ "$n" = 0 ] && return 0
+        [ "$i" = 0 ] && echo "[vpowerd-lib] waiting up to $1 s for $n other running domains to stop" >&2
+        sleep 5
+    done
+    return 1
+}
+
+# vpd_lock: one vpowerd guest test at a time on this machine (whatever the
+# build dir): they measure and pin the same CPUs.  Other guest tests may
+# take the same lock (/run/lock/vpower-guest-tests.lock) to stay out.
+vpd_lock() {
+    exec 9> "${VPD_LOCK:-/run/lock/vpower-guest-tests.lock}"
+    flock 9
+}
