@@ -97,6 +97,7 @@ EXTRA_DIST += .ci/install-deps .ci/run .ci/package \
 	debian/changelog debian/control debian/copyright debian/rules \
 	debian/source/format debian/vpowerd.install \
 	debian/vpower-agent.install debian/not-installed debian/vpowerd.sysusers \
+	debian/vpowerd.postrm \
 	debian/vpower-agent.lintian-overrides
 
 # distcheck installs under its own prefix, never into /lib/systemd, and
