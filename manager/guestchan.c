@@ -558,6 +558,36 @@ process_input(struct gch_conn *c)
     return alive;
 }
 
+int
+gch_input(struct vpd *d, struct vpd_vm *vm, const void *buf, size_t len)
+{
+    struct gch_conn *c = vm->gch;
+    const uint8_t *p = buf;
+    bool alive = true;
+
+    (void) d;
+    if (!c) {
+        return -ENOENT;
+    }
+    c->dispatching = true;
+    while (alive && len > 0) {
+        size_t n = sizeof c->in - c->in_len;
+
+        n = n < len ? n : len;
+        memcpy(c->in + c->in_len, p, n);
+        c->in_len += n;
+        p += n;
+        len -= n;
+        alive = process_input(c);
+    }
+    c->dispatching = false;
+    if (!c->vm) {
+        free(c);
+        return -ENOENT;
+    }
+    return 0;
+}
+
 static void
 lost(struct gch_conn *c, const char *why)
 {

@@ -52,6 +52,12 @@ void gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd);
  * fine.  Call it before freeing 'vm'. */
 void gch_detach(struct vpd *d, struct vpd_vm *vm);
 
+/* Processes 'len' bytes as if read from 'vm''s channel (the fuzz target
+ * and tests use it to drive the decoder without a socket).  Returns 0,
+ * or -ENOENT when 'vm' has no channel or it was detached meanwhile. */
+int gch_input(struct vpd *d, struct vpd_vm *vm, const void *buf,
+              size_t len);
+
 /* Re-reads d->conf.hint_rate for every channel (after a config reload). */
 void gch_set_rate(struct vpd *d);
 
