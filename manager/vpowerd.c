@@ -228,6 +228,8 @@ main(int argc, char **argv)
     if (r < 0) {
         LOG_ERR("could not restore everything: %s", strerror(-r));
         code = 1;
+    } else if (d->dry_run) {
+        LOG_INFO("dry run: nothing to restore; exiting");
     } else {
         LOG_INFO("restored; exiting");
     }
