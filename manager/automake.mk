@@ -21,6 +21,7 @@ manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
 manager_vpowerd_LDADD = \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(LIBVIRT_LIBS) $(JSONC_LIBS) -lm
+dist_doc_DATA += docs/vpowerd.md
 
 # Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).
 include manager/hostdrv.mk
