@@ -1,0 +1,57 @@
+#!/bin/sh
+# agent/guest-agent-test.sh -- installed as /bin/vpower-agent in the
+# agent tests' guest image (tests/integration/03x-agent-*.sh).
+#
+# The harness's /init starts /bin/vpower-agent when the kernel command
+# line has vpower.agent=1; this wrapper starts the real agent
+# (/bin/vpower-agent-bin) and then runs the scenario named by
+# vpower.agenttest= on the console:
+#   bench     wait for the host, then `vpower-hint bench` (count from
+#             vpower.bench_count=, default 200)
+#   phases    latency-begin, hold vpower.phase_s= seconds (default 20),
+#             latency-end, hold again, then bench
+#   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
+#             oversized header, an unknown type, a bad vCPU and a flood
+# Markers (grep-able, one line each) start with VPOWER-AGENT-.
+
+test=none
+count=200
+phase_s=20
+for arg in $(cat /proc/cmdline); do
+    case "$arg" in
+        vpower.agenttest=*) test=${arg#vpower.agenttest=} ;;
+        vpower.bench_count=*) count=${arg#vpower.bench_count=} ;;
+        vpower.phase_s=*) phase_s=${arg#vpower.phase_s=} ;;
+    esac
+done
+
+if [ "$test" = hostile ]; then
+    /bin/vpower-gch-hostile
+    echo "VPOWER-AGENT-HOSTILE-DONE rc=$?"
+    exit 0
+fi
+
+/bin/vpower-agent-bin -v &
+[ "$test" = none ] && exit 0
+
+# Wait until the host answers (vpower-hint exits 0 once an ack arrives).
+i=0
+while [ $i -lt 240 ]; do
+    if /bin/vpower-hint -t 1000 latency-end >/dev/null 2>&1; then
+        break
+    fi
+    sleep 0.5
+    i=$((i + 1))
+done
+echo "VPOWER-AGENT-READY tries=$i"
+
+if [ "$test" = phases ]; then
+    out=$(/bin/vpower-hint latency-begin --latency-us 200 2>&1)
+    echo "VPOWER-AGENT-LATENCY-BEGIN rc=$? $out"
+    sleep "$phase_s"
+    out=$(/bin/vpower-hint latency-end 2>&1)
+    echo "VPOWER-AGENT-LATENCY-END rc=$? $out"
+    sleep "$phase_s"
+fi
+/bin/vpower-hint bench --count "$count"
+echo "VPOWER-AGENT-BENCH-DONE rc=$?"

@@ -1,0 +1,139 @@
+#!/bin/bash
+# 030-agent-channel.sh -- vpower-agent in a real TCG guest over real
+# virtio-serial, against the host's real guest-channel code.
+#
+# Two guests built with the agent tools in their initramfs:
+#   "agent"   (2 vCPUs) runs vpower-agent; once the host answers its
+#             handshake, `vpower-hint bench` sends 200 latency-begin/end
+#             hints through the agent and prints the write->ack latency
+#             p50/p99 (VPOWER-HINT-LATENCY on its console).
+#   "hostile" (1 vCPU) runs gch-hostile on the port: garbage, an
+#             oversized header, an unknown type, a vCPU it does not have
+#             and a 10,000-message flood.
+# The host end is agent/gch-testhost: manager/guestchan.c (connect,
+# backoff, decode, bounds, token bucket at 20/s, acks) on the sched loop
+# with a stub daemon, so this runs whether or not vpowerd is integrated
+# (031 covers vpowerd's placement).  Checks: every bench hint applied and
+# acknowledged, none of the agent VM's messages rejected, the hostile
+# VM's junk counted (rejected >= 4 + flood beyond the bucket) and its
+# accepted hints within burst + rate * time, and the agent VM unaffected.
+set -eu
+: "${VPOWER_BUILDDIR:=$PWD}"
+VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
+VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+. "$(dirname "$0")/lib.sh"
+VPD_TMP=$VP_TMPDIR
+. "$(dirname "$0")/vpowerd-lib.sh"
+
+B=$VPOWER_BUILDDIR
+S=$VPOWER_SRCDIR
+for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile agent/gch-testhost; do
+    [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
+done
+
+HOST_PID=
+host_cleanup() {
+    if [ -n "$HOST_PID" ]; then
+        kill -TERM "$HOST_PID" 2>/dev/null || true
+        wait "$HOST_PID" 2>/dev/null || true
+    fi
+}
+trap 'rc=$?; set +e; host_cleanup; (exit $rc); vp_cleanup' EXIT
+
+# Guest image: the harness's, plus the agent tools in /bin.
+mkdir -p "$VP_GUEST_DIR/extra"
+shared=$VPOWER_BUILDDIR/tests/integration/guest/debs
+if [ -d "$shared" ]; then
+    # Reuse downloaded packages (hard links; build-guest.sh's find does
+    # not follow a symlinked directory).
+    [ -L "$VP_GUEST_DIR/debs" ] && rm -f "$VP_GUEST_DIR/debs"
+    mkdir -p "$VP_GUEST_DIR/debs"
+    for deb in "$shared"/*.deb; do
+        [ -e "$deb" ] || continue
+        [ -e "$VP_GUEST_DIR/debs/${deb##*/}" ] ||
+            cp -l "$deb" "$VP_GUEST_DIR/debs/" 2>/dev/null ||
+            cp "$deb" "$VP_GUEST_DIR/debs/"
+    done
+fi
+cp "$S/agent/guest-agent-test.sh" "$VP_GUEST_DIR/extra/vpower-agent"
+cp "$B/agent/vpower-agent" "$VP_GUEST_DIR/extra/vpower-agent-bin"
+cp "$B/agent/vpower-hint" "$VP_GUEST_DIR/extra/vpower-hint"
+cp "$B/agent/gch-hostile" "$VP_GUEST_DIR/extra/vpower-gch-hostile"
+
+vpd_lock
+vp_services_up
+vp_build_guest
+
+count=${VP_BENCH_COUNT:-200}
+vp_guest_start agent light 2 "vpower.agent=1 vpower.agenttest=bench vpower.bench_count=$count"
+vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile"
+
+"$B/agent/gch-testhost" --rate 20 \
+    "agent=$(vp_agent_sock agent):2" "hostile=$(vp_agent_sock hostile):1" \
+    > "$VP_TMPDIR/host.out" 2> "$VP_TMPDIR/host.err" &
+HOST_PID=$!
+t_host=$(date +%s.%N)
+
+vp_guest_wait_ready agent 180
+vp_guest_wait_ready hostile 180
+
+# wait_console NAME REGEX SECONDS
+wait_console() {
+    local log i
+    log=$(vp_console_log "$1")
+    for ((i = 0; i < $3 * 2; i++)); do
+        grep -aEq "$2" "$log" && return 0
+        kill -0 "$HOST_PID" 2>/dev/null || { cat "$VP_TMPDIR/host.err" >&2; vp_fail "gch-testhost died"; }
+        sleep 0.5
+    done
+    vp_guest_dump_console "$1"
+    tail -n 20 "$VP_TMPDIR/host.err" >&2
+    return 1
+}
+wait_console hostile 'VPOWER-AGENT-HOSTILE-DONE' 240 ||
+    vp_fail "hostile guest did not finish its attack"
+wait_console agent 'VPOWER-AGENT-BENCH-DONE' 600 ||
+    vp_fail "agent guest did not finish the bench"
+t_end=$(date +%s.%N)
+kill -TERM "$HOST_PID"
+wait "$HOST_PID" || vp_fail "gch-testhost exited $?"
+HOST_PID=
+
+grep -a 'VPOWER-' "$(vp_console_log agent)" | tr -d '\r' | grep -v READY >&2 || true
+grep -a 'VPOWER-HOSTILE' "$(vp_console_log hostile)" | tr -d '\r' >&2 || true
+grep '^STATS' "$VP_TMPDIR/host.out" >&2
+
+stat() { # stat VM FIELD
+    sed -n "s/^STATS $1 .*\b$2=\([0-9]*\).*/\1/p" "$VP_TMPDIR/host.out"
+}
+lat=$(grep -a -m1 'VPOWER-HINT-LATENCY' "$(vp_console_log agent)" | tr -d '\r') ||
+    vp_fail "no VPOWER-HINT-LATENCY line from the agent guest"
+n=$(echo "$lat" | sed -n 's/.* n=\([0-9]*\).*/\1/p')
+failed=$(echo "$lat" | sed -n 's/.* failed=\([0-9]*\).*/\1/p')
+p50=$(echo "$lat" | sed -n 's/.* p50_us=\([0-9]*\).*/\1/p')
+p99=$(echo "$lat" | sed -n 's/.* p99_us=\([0-9]*\).*/\1/p')
+vp_log "hint latency over $n hints (TCG guest, write -> guestchan ack, stub policy): p50 ${p50} us, p99 ${p99} us"
+echo "HINT-LATENCY-030 n=$n p50_us=$p50 p99_us=$p99"
+[ "$n" = "$count" ] && [ "$failed" = 0 ] ||
+    vp_fail "bench: $n of $count hints acknowledged, $failed failed"
+
+# The agent VM: every message well formed and within its rate.
+[ "$(stat agent rejected)" = 0 ] || vp_fail "agent VM had $(stat agent rejected) messages rejected"
+[ "$(stat agent hello)" = 1 ] || vp_fail "agent VM never completed the handshake"
+ah=$(grep -c '^HINT agent latency-' "$VP_TMPDIR/host.out" || true)
+[ "$ah" -ge "$count" ] || vp_fail "only $ah latency hints of the agent VM reached policy"
+
+# The hostile VM: junk counted, flood held to the bucket.
+hr=$(stat hostile rejected)
+hh=$(stat hostile hints)
+secs=$(vp_elapsed "$t_host" "$t_end" 0)
+max=$((10 + 20 * (secs + 1)))
+vp_log "hostile VM: $hh hints accepted, $hr rejected over ${secs}s (bucket allows <= $max)"
+[ "$hr" -ge 4 ] || vp_fail "hostile VM: only $hr rejections for garbage/oversized/unknown/bad vCPU"
+[ "$hh" -le "$max" ] || vp_fail "hostile VM: $hh hints accepted, more than burst + rate * time ($max)"
+[ $((hr + hh)) -ge 10000 ] || vp_fail "hostile VM: $hr rejected + $hh accepted < 10000 flood messages (lost?)"
+grep -q '^HINT hostile util' "$VP_TMPDIR/host.out" &&
+    vp_fail "hostile VM's out-of-range vCPU report reached policy"
+grep -aq 'VPOWER-AGENT-HOSTILE-DONE rc=0' "$(vp_console_log hostile)" ||
+    vp_fail "gch-hostile could not write its messages"
+exit 0
