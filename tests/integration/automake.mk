@@ -23,3 +23,5 @@ EXTRA_DIST += tests/integration/prom-lib.sh tests/integration/prom-flood.py \
 	tests/integration/fake-vpowerd.py
 dist_check_SCRIPTS += tests/integration/040-taskstats.sh
 TESTS += tests/integration/040-taskstats.sh
+dist_check_SCRIPTS += tests/integration/030-agent-channel.sh
+TESTS += tests/integration/030-agent-channel.sh
