@@ -11,21 +11,26 @@
 #   phases    latency-begin, hold vpower.phase_s= seconds (default 20),
 #             latency-end, hold again, then bench
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
-#             oversized header, an unknown type, a bad vCPU and a flood
+#             oversized header, an unknown type, a bad vCPU and a flood,
+#             after vpower.hostile_delay= seconds (default 0)
 # Markers (grep-able, one line each) start with VPOWER-AGENT-.
 
 test=none
 count=200
 phase_s=20
+hostile_delay=0
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
         vpower.agenttest=*) test=${arg#vpower.agenttest=} ;;
         vpower.bench_count=*) count=${arg#vpower.bench_count=} ;;
         vpower.phase_s=*) phase_s=${arg#vpower.phase_s=} ;;
+        vpower.hostile_delay=*) hostile_delay=${arg#vpower.hostile_delay=} ;;
     esac
 done
 
 if [ "$test" = hostile ]; then
+    sleep "$hostile_delay"
+    echo "VPOWER-AGENT-HOSTILE-START"
     /bin/vpower-gch-hostile
     echo "VPOWER-AGENT-HOSTILE-DONE rc=$?"
     exit 0

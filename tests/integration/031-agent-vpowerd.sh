@@ -1,0 +1,184 @@
+#!/bin/bash
+# 031-agent-vpowerd.sh -- guest hints through the real vpowerd.
+#
+# vpowerd runs against real libvirtd/QEMU (TCG) and a cpufreq fixture
+# (2 CPUs, 1.0-2.0 GHz), managing only this test's domains.  Guests:
+#   "lat"   2 vCPUs, light load, vpower-agent; scenario "phases":
+#           latency-begin (200 us), hold, latency-end, hold, then a bench
+#           of 200 latency-begin/end hints (p50/p99 printed).
+#   "other" 1 vCPU, idle, no agent.
+#   "hostile" 1 vCPU, started later: garbage, oversized header, unknown
+#           type, vCPU 7 of 1, 10,000-message flood.
+# Checks: before the hint "lat"'s vCPUs are packed onto one core; within
+# one period (+ console/TCG slack) of latency-begin its vCPUs are on
+# different cores and those cores' fixture scaling_max_freq is at max;
+# after latency-end they are packed again; every bench hint is applied
+# and acknowledged; the hostile guest's junk is logged and ignored while
+# the placement of "lat" and "other" does not change.
+# Skips (77) while vpowerd does not serve guest channels yet.
+set -eu
+: "${VPOWER_BUILDDIR:=$PWD}"
+VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
+VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+. "$(dirname "$0")/lib.sh"
+VPD_TMP=$VP_TMPDIR
+. "$(dirname "$0")/vpowerd-lib.sh"
+
+B=$VPOWER_BUILDDIR
+S=$VPOWER_SRCDIR
+[ -x "$VPD_BIN" ] || vp_error "$VPD_BIN not built"
+for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile; do
+    [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
+done
+# vpowerd serves channels once daemon.c calls gch_attach() (the linker
+# then pulls guestchan.o in).
+nm "$VPD_BIN" 2>/dev/null | grep -q ' T gch_attach$' ||
+    vp_skip "this vpowerd does not serve guest channels yet (no gch_attach in $VPD_BIN; see /tmp/vpower-integration-notes.md, guest channel)"
+
+vpd_cleanup() {
+    if [ -n "$VPD_PID" ]; then
+        kill -TERM "$VPD_PID" 2>/dev/null || true
+        sleep 2
+        kill -KILL "$VPD_PID" 2>/dev/null || true
+    fi
+}
+trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
+
+mkdir -p "$VP_GUEST_DIR/extra"
+shared=$VPOWER_BUILDDIR/tests/integration/guest/debs
+if [ -d "$shared" ]; then
+    [ -L "$VP_GUEST_DIR/debs" ] && rm -f "$VP_GUEST_DIR/debs"
+    mkdir -p "$VP_GUEST_DIR/debs"
+    for deb in "$shared"/*.deb; do
+        [ -e "$deb" ] || continue
+        [ -e "$VP_GUEST_DIR/debs/${deb##*/}" ] ||
+            cp -l "$deb" "$VP_GUEST_DIR/debs/" 2>/dev/null ||
+            cp "$deb" "$VP_GUEST_DIR/debs/"
+    done
+fi
+cp "$S/agent/guest-agent-test.sh" "$VP_GUEST_DIR/extra/vpower-agent"
+cp "$B/agent/vpower-agent" "$VP_GUEST_DIR/extra/vpower-agent-bin"
+cp "$B/agent/vpower-hint" "$VP_GUEST_DIR/extra/vpower-hint"
+cp "$B/agent/gch-hostile" "$VP_GUEST_DIR/extra/vpower-gch-hostile"
+
+vpd_lock
+vp_services_up
+vpd_wait_quiet "${VP_QUIET_WAIT:-120}" ||
+    vp_skip "other domains keep running on the host; placement checks need the 2 CPUs to itself"
+vp_build_guest
+
+phase=${VP_PHASE_S:-25}
+count=${VP_BENCH_COUNT:-200}
+vp_guest_start lat light 2 "vpower.agent=1 vpower.agenttest=phases vpower.phase_s=$phase vpower.bench_count=$count"
+vp_guest_start other idle 1
+vp_guest_wait_ready lat 180
+vp_guest_wait_ready other 180
+
+fx=$VPD_TMP/sys
+vpd_fixture "$fx" 2 1000000 1500000 2000000
+cat > "$VPD_TMP/vpowerd.conf" <<EOD
+managed_cpus 0-1
+period_ms 500
+max_period_ms 1000
+pack_dwell_ms 1000
+hint_rate 20
+journal $VPD_TMP/journal
+EOD
+export VPOWER_ONLY_DOMAINS=$VP_PREFIX
+vpd_start "$VPD_TMP/vpowerd.log" ${VPD_VERBOSE:+-v} --config "$VPD_TMP/vpowerd.conf" \
+    --sysfs-root "$fx" --connect "$VP_URI"
+
+pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu "$2" --live | awk '{ print $NF }'; }
+placement() { echo "lat $(pin lat 0) $(pin lat 1) other $(pin other 0)"; }
+packed() { local a b; a=$(pin lat 0); b=$(pin lat 1); [[ "$a" =~ ^[0-9]+$ ]] && [ "$a" = "$b" ]; }
+spread() { local a b; a=$(pin lat 0); b=$(pin lat 1); [[ "$a" =~ ^[0-9]+$ ]] && [[ "$b" =~ ^[0-9]+$ ]] && [ "$a" != "$b" ]; }
+console() { vp_console_log "$1"; }
+# wait_marker NAME REGEX SECONDS: wait for a console line; print its time.
+wait_marker() {
+    local i
+    for ((i = 0; i < $3 * 10; i++)); do
+        if grep -aEq "$2" "$(console "$1")"; then
+            date +%s.%N
+            return 0
+        fi
+        kill -0 "$VPD_PID" 2>/dev/null || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd died"; }
+        sleep 0.1
+    done
+    vp_guest_dump_console "$1"
+    tail -n 20 "$VPD_TMP/vpowerd.log" >&2
+    vp_fail "no '$2' on $1's console within $3 s"
+}
+
+vpd_wait_log "$VPD_TMP/vpowerd.log" 'lat.*(connected to guest channel|says hello)' 60 ||
+    { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd never connected to lat's channel"; }
+
+# Before the hint: packed (light load).  The begin marker comes after the
+# agent's readiness probe; the test needs to see the packed state first.
+t_begin=$(wait_marker lat 'VPOWER-AGENT-LATENCY-BEGIN' 240)
+grep -a 'VPOWER-AGENT-LATENCY-BEGIN' "$(console lat)" | tr -d '\r' >&2
+grep -aq 'VPOWER-AGENT-LATENCY-BEGIN rc=0' "$(console lat)" ||
+    vp_fail "latency-begin was not acknowledged as applied"
+# Within one period (500 ms) plus console and TCG slack: the guest prints
+# the marker only after the ack, i.e. after the plan was applied.
+ok=
+for ((i = 0; i < 30; i++)); do
+    spread && { ok=1; break; }
+    sleep 0.1
+done
+t_seen=$(date +%s.%N)
+vp_log "after latency-begin ($(vp_elapsed "$t_begin" "$t_seen" 2) s after the marker): $(placement)"
+[ -n "$ok" ] || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "lat's vCPUs not on separate cores after latency-begin: $(placement)"; }
+c0=$(pin lat 0); c1=$(pin lat 1)
+f0=$(cat "$fx/cpu$c0/cpufreq/scaling_max_freq"); f1=$(cat "$fx/cpu$c1/cpufreq/scaling_max_freq")
+vp_log "fixture scaling_max_freq during latency: cpu$c0=$f0 cpu$c1=$f1"
+[ "$f0" = 2000000 ] && [ "$f1" = 2000000 ] ||
+    vp_fail "latency-critical VM's cores not at max frequency (cpu$c0=$f0 cpu$c1=$f1)"
+
+wait_marker lat 'VPOWER-AGENT-LATENCY-END' $((phase + 60)) > /dev/null
+grep -aq 'VPOWER-AGENT-LATENCY-END rc=0' "$(console lat)" ||
+    vp_fail "latency-end was not acknowledged as applied"
+ok=
+for ((i = 0; i < 100; i++)); do
+    packed && { ok=1; break; }
+    sleep 0.2
+done
+vp_log "after latency-end: $(placement)"
+[ -n "$ok" ] || vp_fail "lat not packed again within 20 s of latency-end: $(placement)"
+
+wait_marker lat 'VPOWER-AGENT-BENCH-DONE' 900 > /dev/null
+lat=$(grep -a -m1 'VPOWER-HINT-LATENCY' "$(console lat)" | tr -d '\r') ||
+    vp_fail "no VPOWER-HINT-LATENCY from lat"
+n=$(echo "$lat" | sed -n 's/.* n=\([0-9]*\).*/\1/p')
+failed=$(echo "$lat" | sed -n 's/.* failed=\([0-9]*\).*/\1/p')
+p50=$(echo "$lat" | sed -n 's/.* p50_us=\([0-9]*\).*/\1/p')
+p99=$(echo "$lat" | sed -n 's/.* p99_us=\([0-9]*\).*/\1/p')
+vp_log "hint latency through vpowerd over $n hints (write -> decide -> pins/freq applied -> ack): p50 $p50 us, p99 $p99 us"
+echo "HINT-LATENCY-031 n=$n p50_us=$p50 p99_us=$p99"
+[ "$n" = "$count" ] && [ "$failed" = 0 ] || vp_fail "bench: $n of $count acknowledged, $failed failed"
+
+# Hostile guest.  Let placement settle with it running, then compare
+# the others' placement across its attack.
+vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile vpower.hostile_delay=25"
+vp_guest_wait_ready hostile 180
+sleep 8
+before=$(placement)
+wait_marker hostile 'VPOWER-AGENT-HOSTILE-START' 120 > /dev/null
+wait_marker hostile 'VPOWER-AGENT-HOSTILE-DONE' 120 > /dev/null
+sleep 3
+after=$(placement)
+vp_log "placement before/after the hostile guest's attack: [$before] [$after]"
+grep -a 'VPOWER-HOSTILE' "$(console hostile)" | tr -d '\r' >&2
+[ "$before" = "$after" ] || vp_fail "other VMs moved during the hostile guest's attack"
+for re in 'hostile.*garbage on the guest channel' 'hostile.*length 65535' \
+          'hostile.*unknown message type' 'hostile.*names vCPU 7 but has 1' \
+          'hostile.*exceeds hint_rate'; do
+    grep -Eq "$re" "$VPD_TMP/vpowerd.log" || vp_fail "vpowerd did not log /$re/"
+done
+kill -0 "$VPD_PID" || vp_fail "vpowerd died during the attack"
+if grep -q ' T cmds_start$' <(nm "$VPD_BIN" 2>/dev/null) && [ -x "$B/manager/vpowerctl" ]; then
+    vp_log "vpowerctl list: $("$B/manager/vpowerctl" list 2>&1 | tr '\n' ' ' | cut -c1-300)"
+fi
+
+vpd_stop
+[ "$VPD_RC" = 0 ] || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd exited $VPD_RC after SIGTERM"; }
+exit 0
