@@ -53,6 +53,7 @@ static const struct conf_directive directives[] = {
     STR("control_socket", T_PATH, socket_path),
     STR("admin_group", T_GROUP, admin_group),
     STR("record", T_PATH, record_path),
+    U32("record_max_bytes", record_max_bytes, 4096, UINT32_MAX),
     FIELD("managed_cpus", T_CPUS, managed),
     FIELD("default_policy", T_KIND, default_policy),
     FIELD("override", T_OVERRIDE, override_performance),
@@ -86,6 +87,7 @@ conf_defaults(struct vpd_conf *c)
     c->spread_ready_pct = 5;
     c->pack_dwell_ms = 30000;
     c->hint_rate = 20;
+    c->record_max_bytes = 64u << 20;
 }
 
 static int load_file(struct vpd_conf *, const char *path, int depth,

@@ -20,7 +20,7 @@
 
 static const char *const all_directives[] = {
     "connect", "sysfs_root", "energy_model", "journal", "control_socket",
-    "admin_group", "record", "managed_cpus", "default_policy", "override",
+    "admin_group", "record", "record_max_bytes", "managed_cpus", "default_policy", "override",
     "manage_static_pinned", "offline_cores", "dry_run", "period_ms",
     "max_period_ms", "headroom_pct", "spread_ready_pct", "pack_dwell_ms",
     "hint_rate", "turbo", "include",
