@@ -5,8 +5,10 @@
  * (libvirt or the dummy hypervisor; sysfs with a configurable root or the
  * dummy host), starts the daemon (manager/daemon.c) and runs the loop
  * until SIGTERM or SIGINT, then restores everything it changed and exits
- * 0.  SIGUSR1 toggles the host-wide performance override until the
- * control socket offers it.  Startup problems (bad option, bad config
+ * 0.  The control socket (manager/cmds.h) is served on the same loop
+ * from just after the start until just before the restore.  SIGUSR1
+ * toggles the host-wide performance override (also `vpowerctl
+ * override`).  Startup problems (bad option, bad config
  * "FILE:LINE: reason", no hypervisor) exit 1 before anything changed. */
 
 #include <config.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manager/cmds.h"
 #include "manager/conf.h"
 #include "manager/daemon.h"
 #include "manager/drv.h"
@@ -46,6 +49,8 @@ usage(FILE *f)
 "      --connect URI        libvirt URI (default qemu:///system)\n"
 "      --model FILE         energy model (default: built from sysfs)\n"
 "      --journal FILE       restore journal (default /run/vpower/journal)\n"
+"      --socket PATH        control socket (default /run/vpower/vpowerd.sock)\n"
+"      --record FILE        record each period's samples and plan (replay)\n"
 "      --dummy-domains FILE domains of the dummy driver\n"
 "  -v, --verbose            debug logging\n"
 "  -h, --help               this help\n"
@@ -59,14 +64,14 @@ struct opts {
     const char *config;
     bool foreground, dry_run, verbose;
     const char *driver, *host_driver, *sysfs_root, *connect, *model;
-    const char *journal, *dummy_domains;
+    const char *journal, *dummy_domains, *socket, *record;
 };
 
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_DRIVER = 256, O_HOST, O_ROOT, O_CONNECT, O_MODEL, O_JOURNAL,
-           O_DUMMY };
+           O_DUMMY, O_SOCKET, O_RECORD };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "foreground", no_argument, NULL, 'd' },
@@ -78,6 +83,8 @@ parse_args(int argc, char **argv, struct opts *o)
         { "model", required_argument, NULL, O_MODEL },
         { "journal", required_argument, NULL, O_JOURNAL },
         { "dummy-domains", required_argument, NULL, O_DUMMY },
+        { "socket", required_argument, NULL, O_SOCKET },
+        { "record", required_argument, NULL, O_RECORD },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -99,6 +106,8 @@ parse_args(int argc, char **argv, struct opts *o)
         case O_MODEL: o->model = optarg; break;
         case O_JOURNAL: o->journal = optarg; break;
         case O_DUMMY: o->dummy_domains = optarg; break;
+        case O_SOCKET: o->socket = optarg; break;
+        case O_RECORD: o->record = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("vpowerd (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
                   exit(0);
@@ -186,6 +195,10 @@ main(int argc, char **argv)
              "--model");
     copy_opt(d->conf.journal_path, sizeof d->conf.journal_path, o.journal,
              "--journal");
+    copy_opt(d->conf.socket_path, sizeof d->conf.socket_path, o.socket,
+             "--socket");
+    copy_opt(d->conf.record_path, sizeof d->conf.record_path, o.record,
+             "--record");
     d->dry_run = o.dry_run;
     d->hv_ops = o.driver && !strcmp(o.driver, "dummy") ? &drv_hv_dummy
                                                        : &drv_hv_libvirt;
@@ -223,7 +236,19 @@ main(int argc, char **argv)
         free(d);
         return 1;
     }
+    /* The control socket opens only once the daemon is running, so a
+     * client never sees a half-started daemon; it closes before the
+     * restore so nobody can change policy while originals go back. */
+    r = cmds_start(d, err, sizeof err);
+    if (r < 0) {
+        LOG_ERR("cannot start: %s", err);
+        vpd_stop(d);
+        sched_destroy(d->sched);
+        free(d);
+        return 1;
+    }
     code = sched_run(d->sched);
+    cmds_stop(d);
     r = vpd_stop(d);
     if (r < 0) {
         LOG_ERR("could not restore everything: %s", strerror(-r));
