@@ -1,0 +1,35 @@
+# tests/reliability/automake.mk -- crash safety, faults and resource
+# bounds of vpowerd (docs/reliability.md).
+#
+# make check runs the tests below that need no guests in minutes, plus
+# the 10-kill crash test on real TCG guests (skipped with
+# VPOWER_FAST_TESTS=1 like every guest test).  `make check-long` runs
+# the same with the long settings (RELIABILITY_LONG=1: 300 kills, 10 min
+# of churn) and the tests that restart libvirtd or guests many times.
+
+# The daemon core (manager/daemon.c) with the dummy host's error
+# injection and a fake hypervisor that raises events.
+check_PROGRAMS += tests/reliability/rel-daemon
+tests_reliability_rel_daemon_SOURCES = tests/reliability/rel-daemon.c \
+	manager/daemon.c manager/daemon.h
+tests_reliability_rel_daemon_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_reliability_rel_daemon_LDADD = manager/libvpowermgr.a \
+	policy/libvpowerpolicy.a $(LIBNL_LIBS) $(JSONC_LIBS) -lm
+
+RELIABILITY_TESTS = \
+	tests/reliability/010-crash-kill.sh \
+	tests/reliability/011-crash-kill-guests.sh \
+	tests/reliability/020-faults.sh \
+	tests/reliability/030-resources.sh
+RELIABILITY_LONG_TESTS = \
+	tests/reliability/031-libvirtd-restart.sh \
+	tests/reliability/032-guest-restarts.sh
+TESTS += $(RELIABILITY_TESTS)
+dist_check_SCRIPTS += $(RELIABILITY_TESTS) $(RELIABILITY_LONG_TESTS)
+EXTRA_DIST += tests/reliability/rel-lib.sh tests/reliability/guest-lib.sh
+
+# Long runs through the same harness (logs in tests/reliability/*.log).
+check-long:
+	$(MAKE) $(AM_MAKEFLAGS) check RELIABILITY_LONG=1 \
+	  TESTS="$(RELIABILITY_TESTS) $(RELIABILITY_LONG_TESTS)"
+.PHONY: check-long
