@@ -5,3 +5,4 @@ include tests/sim/automake.mk
 include tests/fuzz/automake.mk
 include tests/integration/automake.mk
 include tests/lint/automake.mk
+include tests/reliability/automake.mk
