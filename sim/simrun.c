@@ -171,6 +171,49 @@ percentile(float *v, size_t n, double q)
     return v[k ? k - 1 : 0];
 }
 
+/* Per-VM demand and ready p99 from 'ready' (% of the interval, laid out
+ * interval by interval, hosts in order, each host's vCPUs in order),
+ * before the caller sorts it for the totals. */
+static void
+vm_percentiles(const struct trace_set *ts, const struct host *hosts,
+               unsigned H, const float *ready, struct sim_vm_row *rows)
+{
+    size_t n_slots = 0, *first = xcalloc(ts->n_vms, sizeof *first);
+    size_t max_nv = 1;
+    float *vals;
+
+    for (unsigned k = 0; k < H; k++) {
+        for (size_t v = 0; v < hosts[k].n_vcpus; v++) {
+            uint32_t vm = hosts[k].vcpu_vm[v];
+
+            if (!hosts[k].vcpu_idx[v]) {
+                first[vm] = n_slots;   /* A VM's vCPUs are contiguous. */
+            }
+            n_slots++;
+        }
+    }
+    for (size_t i = 0; i < ts->n_vms; i++) {
+        max_nv = ts->vms[i].n_vcpus > max_nv ? ts->vms[i].n_vcpus : max_nv;
+    }
+    vals = xcalloc(max_nv * ts->n_intervals, sizeof *vals);
+    for (size_t i = 0; i < ts->n_vms; i++) {
+        const struct trace_vm *tv = &ts->vms[i];
+        size_t n = 0;
+        double dem = 0;
+
+        for (size_t t = 0; t < ts->n_intervals; t++) {
+            for (uint32_t c = 0; c < tv->n_vcpus; c++) {
+                vals[n++] = ready[t * n_slots + first[i] + c];
+                dem += tv->demand_ppm[t * tv->n_vcpus + c] / 1e6;
+            }
+        }
+        rows[i].demand_core_s = dem * ts->interval_s;
+        rows[i].ready_p99_pct = percentile(vals, n, 0.99);
+    }
+    free(vals);
+    free(first);
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -217,6 +260,9 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
 
             hs->vm_index[lm] = i;
             pv->id = (uint32_t) i;
+            if (o->vm_policy) {
+                pv->policy = o->vm_policy[i];
+            }
             pv->first_vcpu = (uint32_t) lv;
             pv->n_vcpus = ts->vms[i].n_vcpus;
             for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
@@ -249,6 +295,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             ready[p] = xcalloc(total_vcpus * ts->n_intervals,
                                sizeof *ready[p]);
             res->rows[p].ran = true;
+            res->vm_rows[p] = xcalloc(ts->n_vms, sizeof *res->vm_rows[p]);
         }
     }
     res->rows[SIM_P_LOWER].ran = (o->mask & (1u << SIM_P_LOWER)) != 0;
@@ -311,7 +358,16 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                 if (!h) {
                     continue;
                 }
+                /* Per VM: what is still backlogged becomes unmet. */
+                for (size_t v = 0; v < hs->n_vcpus; v++) {
+                    res->vm_rows[p][hs->vcpu_vm[v]].unmet_core_s +=
+                        h->backlog[v] / POL_CAPACITY_SCALE;
+                }
                 exec_interval_end(h, ready[p] + off);
+                for (size_t v = 0; v < hs->n_vcpus; v++) {
+                    res->vm_rows[p][hs->vcpu_vm[v]].ready_s +=
+                        ready[p][off + v];
+                }
                 res->rows[p].power_w[ivl] += h->energy_j;
                 res->rows[p].active_cpus[ivl] += h->active_cpu_s;
             }
@@ -364,6 +420,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         for (size_t i = 0; i < n_ready; i++) {
             ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
         }
+        vm_percentiles(ts, hosts, H, ready[p], res->vm_rows[p]);
         r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
         r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
     }
@@ -407,6 +464,8 @@ sim_result_free(struct sim_result *res)
     for (int p = 0; p < SIM_N_POL; p++) {
         free(res->rows[p].power_w);
         free(res->rows[p].active_cpus);
+        free(res->vm_rows[p]);
+        res->vm_rows[p] = NULL;
         res->rows[p].power_w = NULL;
         res->rows[p].active_cpus = NULL;
     }

@@ -42,6 +42,19 @@ struct sim_opts {
     double on_mean_s;             /* Burst model: mean busy phase (2). */
     uint32_t mask;                /* Bit per enum sim_pol to run; vpower
                                    * always runs (it sets the instants). */
+    /* Appended (second simulator round): */
+    const struct pol_vm_policy *vm_policy; /* [ts->n_vms] per trace VM,
+                                   * given to pol_decide(); NULL = all
+                                   * balanced.  Baselines ignore it. */
+};
+
+/* Per-VM results of one policy (appended). */
+struct sim_vm_row {
+    double demand_core_s;         /* Work demanded, nominal-vCPU seconds. */
+    double unmet_core_s;          /* Of which not served in its interval. */
+    double ready_s;               /* Ready time of all its vCPUs. */
+    double ready_p99_pct;         /* Nearest-rank p99 over its (vCPU,
+                                   * interval) pairs, % of the interval. */
 };
 
 /* Results of one policy, summed over hosts. */
@@ -68,6 +81,9 @@ struct sim_result {
     uint64_t n_decisions;         /* pol_decide() calls. */
     double decide_s;              /* Wall time inside pol_decide(). */
     struct sim_row rows[SIM_N_POL];
+    /* Appended: [n_vms] per trace VM for each policy that ran (owned;
+     * NULL for the lower bound and policies that did not run). */
+    struct sim_vm_row *vm_rows[SIM_N_POL];
 };
 
 /* Runs the simulation.  Returns 0, or a negative errno with a message in
