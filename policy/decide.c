@@ -2,24 +2,42 @@
  *
  * This is the single owner of power policy.  It (1) gives performance and
  * latency-critical VMs physical cores of their own at full speed with
- * shallow idle, (2) packs every other managed VM onto as few cores as the
- * tracked demand needs, choosing the number of active cores and their
- * frequencies by the energy estimate of energy.c among the feasible
- * configurations, (3) applies hysteresis (spread at once, pack one core
- * per dwell time), and (4) parks the rest in their deepest idle state or
- * offline.  The host kernel balances vCPU threads inside the per-VM sets
- * this produces.  All memory is allocated in pol_state_create(); the
- * algorithm is described step by step in docs/energy-model.md. */
+ * shallow idle, (2) lets every other managed VM share one set of active
+ * cores (the "pool"), sized by the aggregate demand of the whole set with
+ * statistical multiplexing rather than by per-vCPU peaks, (3) chooses the
+ * number of pool cores and the frequency level of their domains by the
+ * energy estimate of energy.c among the feasible candidates (EAS-style),
+ * (4) applies hysteresis (spread at once, pack in steps no faster than
+ * the dwell time, lower the frequency only with a margin, change a plan
+ * only for a real gain) so allowed sets change only when the pool does,
+ * and (5) parks the rest in their deepest idle state or offline.  The
+ * host kernel balances vCPU threads inside the sets this produces.  All
+ * memory is allocated in pol_state_create(); the estimator, its constants
+ * and the algorithm are described in docs/policy.md. */
+
+#include <config.h>
 
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/internal.h"
 
 #define NO_CORE 0xffff
+#define MAX_LEVELS 64
+
+/* Estimator constants; the reasoning is in docs/policy.md. */
+#define POOL_Z 2.0            /* Sigmas of aggregate 1 s demand covered. */
+#define DOWN_MARGIN_PCT 10    /* Extra demand a smaller pool or a lower
+                               * level must also hold. */
+#define GAIN_PPM 10000        /* A feasible plan is only replaced for an
+                               * estimated saving of 1 %. */
+#define BIG_STAY_PCT 25       /* An own-core vCPU returns to the pool
+                               * below 75 % of the pool's thread. */
+#define RISE_READY_DIV 2      /* Last ready > spread/2: decide again soon. */
 
 enum vm_class {
     C_UNMANAGED,
@@ -38,10 +56,19 @@ struct pol_state {
     uint8_t core_nsib[POL_MAX_CPUS];
     uint16_t core_dom[POL_MAX_CPUS];
     uint16_t core_of_cpu[POL_MAX_CPUS];          /* CPU -> core index. */
+    uint16_t core_order[POL_MAX_CPUS];  /* Most efficient domains first,
+                                         * then core id. */
+    /* Frequency levels: fractions (ppm of nominal capacity) at which
+     * some domain has an operating point, ascending; and per domain and
+     * level the lowest non-turbo point reaching it. */
+    unsigned n_levels;
+    uint32_t level_ppm[MAX_LEVELS];
+    uint8_t (*level_opp)[MAX_LEVELS];    /* [n_domains] */
 
     /* Hysteresis. */
     bool have_prev;
     unsigned k_prev;                 /* Active cores in the packed pool. */
+    unsigned l_prev;                 /* Frequency level of the pool. */
     uint64_t last_pack_ns;
     uint64_t interval_ns;
     uint64_t prev_hash;
@@ -50,26 +77,37 @@ struct pol_state {
     uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed. */
     uint32_t core_fixed[POL_MAX_CPUS];   /* Unmanaged load on the core. */
     uint16_t pool[POL_MAX_CPUS];         /* Packed-pool cores in order. */
+    uint8_t pool_nt[POL_MAX_CPUS];       /* Usable threads per pool core. */
     unsigned n_pool, n_forced;
-    uint32_t core_cap[POL_MAX_CPUS];     /* Pool bin capacity at cap freq. */
-    uint32_t thread_cap[POL_MAX_CPUS];
-    uint32_t bin_used[POL_MAX_CPUS];
     uint32_t busy_ppm[POL_MAX_CPUS];
     uint32_t dom_floor[POL_MAX_DOMAINS];
     bool dom_max[POL_MAX_DOMAINS];
+    bool dom_act[POL_MAX_DOMAINS];
+    uint32_t lvl_khz[POL_MAX_DOMAINS];   /* Scratch for one level. */
+    uint32_t lvl_cap[POL_MAX_DOMAINS];
     int8_t lat_limit[POL_MAX_CPUS];      /* Per CPU, from latency bounds. */
     struct pol_plan *tmp;                /* Candidate plans. */
 
+    /* Aggregate demand of the pool (capacity units). */
+    double d_up;                         /* Must fit now. */
+    double d_down;                       /* Must fit to pack / lower. */
+    double d_avg;                        /* Expected load (energy). */
+    uint32_t r_max;                      /* Largest one-vCPU need. */
+    unsigned k_up[MAX_LEVELS], k_down[MAX_LEVELS];
+    unsigned n_big[MAX_LEVELS];          /* Own-core vCPUs per level. */
+    uint32_t thr[MAX_LEVELS];            /* Slowest pool thread. */
+    uint32_t big_khz[POL_MAX_DOMAINS];   /* Scratch: own-core needs. */
+    size_t n_bigc;                       /* Candidates for own cores. */
+    uint32_t *bigc;                      /* [max_vcpus] vCPU indices. */
+    uint16_t *big_core;                  /* [max_vcpus] per candidate. */
+    float *vr, *vavg, *vvar, *vlast;     /* [max_vcpus] per vCPU need,
+                                          * inflated avg and variance,
+                                          * last sample. */
+    uint8_t *prev_big;                   /* [max_vcpus] had own core. */
+
     uint8_t *vm_class;                   /* [max_vcpus] per VM. */
     uint8_t *vm_reason;
-    int16_t *vm_pkg;                     /* Package, -1 spans the pool. */
-    uint32_t *vm_dem;                    /* Sum of inflated demand. */
-    uint32_t *vm_avg;                    /* Sum of tracked average. */
-    uint32_t *vm_maxd;                   /* Largest vCPU demand. */
     uint32_t *vm_lat;                    /* Latency bound, 0 none. */
-    uint32_t *vm_order;
-    uint32_t *dem;                       /* Per vCPU inflated demand. */
-    uint32_t *order;                     /* vCPUs by demand. */
     uint16_t *excl_core;                 /* Per vCPU own core or NO_CORE. */
     uint16_t *prev_core;                 /* Last decision's own core. */
     uint32_t *prev_key;
@@ -98,20 +136,84 @@ pol_state_destroy(struct pol_state *st)
         return;
     }
     pol_plan_destroy(st->tmp);
+    free(st->level_opp);
     free(st->vm_class);
     free(st->vm_reason);
-    free(st->vm_pkg);
-    free(st->vm_dem);
-    free(st->vm_avg);
-    free(st->vm_maxd);
     free(st->vm_lat);
-    free(st->vm_order);
-    free(st->dem);
-    free(st->order);
     free(st->excl_core);
     free(st->prev_core);
     free(st->prev_key);
+    free(st->bigc);
+    free(st->big_core);
+    free(st->vr);
+    free(st->vavg);
+    free(st->vvar);
+    free(st->vlast);
+    free(st->prev_big);
     free(st);
+}
+
+/* Capacity of 'o' as ppm of the domain's nominal capacity. */
+static uint32_t
+opp_ppm(const struct pol_domain *d, unsigned j)
+{
+    uint32_t nom = d->opps[d->nominal_opp < d->n_opps ? d->nominal_opp
+                                                      : d->n_opps - 1]
+                   .capacity;
+
+    return nom ? (uint32_t) ((uint64_t) d->opps[j].capacity * 1000000 / nom)
+               : 1000000;
+}
+
+/* Levels and, per domain, the operating point of each level. */
+static void
+build_levels(struct pol_state *st)
+{
+    const struct pol_model *m = st->m;
+
+    st->n_levels = 0;
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+
+        for (unsigned j = 0; j <= d->nominal_opp && j < d->n_opps; j++) {
+            uint32_t x = opp_ppm(d, j);
+            unsigned i = 0;
+
+            while (i < st->n_levels && st->level_ppm[i] < x) {
+                i++;
+            }
+            if (i < st->n_levels && st->level_ppm[i] == x) {
+                continue;
+            }
+            if (st->n_levels == MAX_LEVELS) {
+                continue;    /* Keeps the lowest 64; nominal is added. */
+            }
+            memmove(&st->level_ppm[i + 1], &st->level_ppm[i],
+                    (st->n_levels - i) * sizeof st->level_ppm[0]);
+            st->level_ppm[i] = x;
+            st->n_levels++;
+        }
+    }
+    if (!st->n_levels || st->level_ppm[st->n_levels - 1] < 1000000) {
+        if (st->n_levels == MAX_LEVELS) {
+            st->n_levels--;
+        }
+        st->level_ppm[st->n_levels++] = 1000000;
+    }
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+        unsigned top = d->nominal_opp < d->n_opps ? d->nominal_opp
+                                                  : d->n_opps - 1;
+
+        for (unsigned l = 0; l < st->n_levels; l++) {
+            unsigned j = 0;
+
+            while (j < top && opp_ppm(d, j) < st->level_ppm[l]) {
+                j++;
+            }
+            st->level_opp[di][l] = (uint8_t) j;
+        }
+    }
 }
 
 struct pol_state *
@@ -119,8 +221,9 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
 {
     struct pol_state *st;
     size_t n;
+    uint32_t eff[POL_MAX_CPUS];
 
-    if (!m || !m->n_cpus || m->n_cpus > POL_MAX_CPUS) {
+    if (!m || !m->n_cpus || m->n_cpus > POL_MAX_CPUS || !m->n_domains) {
         return NULL;
     }
     st = calloc(1, sizeof *st);
@@ -142,25 +245,33 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     if (st->cfg.powersave_headroom_pct > 90) {
         st->cfg.powersave_headroom_pct = 90;
     }
+    if (st->cfg.max_interval_ns < st->cfg.min_interval_ns) {
+        st->cfg.max_interval_ns = st->cfg.min_interval_ns;
+    }
     n = st->max_vcpus = st->cfg.max_vcpus;
     st->tmp = pol_plan_create(0, 0);
+    st->level_opp = calloc(m->n_domains, sizeof *st->level_opp);
     st->vm_class = calloc(n, 1);
     st->vm_reason = calloc(n, 1);
-    st->vm_pkg = calloc(n, sizeof *st->vm_pkg);
-    st->vm_dem = calloc(n, sizeof *st->vm_dem);
-    st->vm_avg = calloc(n, sizeof *st->vm_avg);
-    st->vm_maxd = calloc(n, sizeof *st->vm_maxd);
     st->vm_lat = calloc(n, sizeof *st->vm_lat);
-    st->vm_order = calloc(n, sizeof *st->vm_order);
-    st->dem = calloc(n, sizeof *st->dem);
-    st->order = calloc(n, sizeof *st->order);
     st->excl_core = calloc(n, sizeof *st->excl_core);
     st->prev_core = calloc(n, sizeof *st->prev_core);
     st->prev_key = calloc(n, sizeof *st->prev_key);
-    if (!st->tmp || !st->vm_class || !st->vm_reason || !st->vm_pkg
-        || !st->vm_dem || !st->vm_avg || !st->vm_maxd || !st->vm_lat
-        || !st->vm_order || !st->dem || !st->order || !st->excl_core
-        || !st->prev_core || !st->prev_key) {
+    st->bigc = calloc(n, sizeof *st->bigc);
+    st->big_core = calloc(n, sizeof *st->big_core);
+    st->vr = calloc(n, sizeof *st->vr);
+    st->vavg = calloc(n, sizeof *st->vavg);
+    st->vvar = calloc(n, sizeof *st->vvar);
+    st->vlast = calloc(n, sizeof *st->vlast);
+    st->prev_big = calloc(n, sizeof *st->prev_big);
+    if (!st->bigc || !st->big_core || !st->vr || !st->vavg || !st->vvar
+        || !st->vlast || !st->prev_big) {
+        pol_state_destroy(st);
+        return NULL;
+    }
+    if (!st->tmp || !st->level_opp || !st->vm_class || !st->vm_reason
+        || !st->vm_lat || !st->excl_core || !st->prev_core
+        || !st->prev_key) {
         pol_state_destroy(st);
         return NULL;
     }
@@ -185,6 +296,24 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
             st->core_cpu[k][st->core_nsib[k]++] = (uint16_t) cpu;
         }
     }
+    /* Pool order: cheapest work first (busy power per capacity at the
+     * lowest point: LITTLE before big), then core id, so on a homogeneous
+     * host the lowest-numbered cores wake first and the highest park
+     * first. Insertion sort, once. */
+    for (unsigned k = 0; k < st->n_cores; k++) {
+        const struct pol_domain *d = &m->domains[st->core_dom[k]];
+        unsigned i = k;
+
+        eff[k] = d->opps[0].capacity
+                 ? (uint32_t) ((uint64_t) d->opps[0].busy_mw * 1024
+                               / d->opps[0].capacity) : UINT32_MAX;
+        while (i > 0 && eff[st->core_order[i - 1]] > eff[k]) {
+            st->core_order[i] = st->core_order[i - 1];
+            i--;
+        }
+        st->core_order[i] = (uint16_t) k;
+    }
+    build_levels(st);
     st->interval_ns = st->cfg.min_interval_ns;
     return st;
 }
@@ -316,228 +445,228 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
     return true;
 }
 
-static int
-cmp_desc(const uint32_t *key, uint32_t a, uint32_t b)
-{
-    if (key[a] != key[b]) {
-        return key[a] > key[b] ? -1 : 1;
-    }
-    return a < b ? -1 : a > b;
-}
-
-/* Insertion-free sort helper: qsort needs a context, so sort pairs. */
-static void
-sort_desc(uint32_t *idx, size_t n, const uint32_t *key)
-{
-    /* Shell sort: deterministic, no allocation, fast enough for 4096. */
-    static const size_t gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
-
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
-        size_t gap = gaps[g];
-
-        for (size_t i = gap; i < n; i++) {
-            uint32_t t = idx[i];
-            size_t j = i;
-
-            while (j >= gap && cmp_desc(key, idx[j - gap], t) > 0) {
-                idx[j] = idx[j - gap];
-                j -= gap;
-            }
-            idx[j] = t;
-        }
-    }
-}
-
-/* Lowest non-turbo operating point of 'd' (not above 'cap_khz' unless
- * that is below every point) whose capacity covers 'need'; the highest
- * allowed one if none does. */
+/* Frequency of domain 'di' at level 'l' for the pool: the level's point,
+ * under the thermal cap, raised to a VM's floor; nominal (or turbo) for
+ * a boost or the override. */
 static uint32_t
-pick_freq(const struct pol_domain *d, uint32_t need, uint32_t cap_khz)
+level_khz(const struct pol_state *st, const struct pol_input *in,
+          unsigned di, unsigned l)
 {
-    uint32_t f = 0;
+    const struct pol_domain *d = &st->m->domains[di];
+    uint32_t cap_khz = in->thermal_cap_khz[di];
+    uint32_t f;
 
-    for (unsigned i = 0; i <= d->nominal_opp && i < d->n_opps; i++) {
-        if (cap_khz && d->opps[i].freq_khz > cap_khz) {
-            break;
-        }
-        f = d->opps[i].freq_khz;
-        if (d->opps[i].capacity >= need) {
-            break;
-        }
+    if (in->override_performance || st->dom_max[di]) {
+        f = pol_dom_max_khz(d, st->cfg.use_turbo);
+    } else {
+        f = d->opps[st->level_opp[di][l]].freq_khz;
     }
-    return f ? f : cap_khz;
+    if (st->dom_floor[di] > f) {
+        f = st->dom_floor[di];
+    }
+    if (cap_khz && f > cap_khz) {
+        /* The highest point under the cap (the cap itself if none). */
+        uint32_t g = 0;
+
+        for (unsigned j = 0; j < d->n_opps; j++) {
+            if (d->opps[j].freq_khz <= cap_khz) {
+                g = d->opps[j].freq_khz;
+            }
+        }
+        f = g ? g : cap_khz;
+    }
+    return f;
 }
 
-struct eval {
-    unsigned k;               /* Active pool cores. */
-    bool final;               /* Fill VM sets too. */
-    bool override;
-};
+/* Fills st->lvl_khz / lvl_cap (one thread) for every domain at 'l'. */
+static void
+level_fill(struct pol_state *st, const struct pol_input *in, unsigned l)
+{
+    for (unsigned di = 0; di < st->m->n_domains; di++) {
+        st->lvl_khz[di] = level_khz(st, in, di, l);
+        st->lvl_cap[di] = pol_dom_capacity_at(&st->m->domains[di],
+                                              st->lvl_khz[di]);
+    }
+}
 
-/* Builds the plan for 'k' active pool cores into 'p' (frequencies, idle
- * limits, active set, per-CPU busy estimate) and returns its estimated
- * power.  With 'final', also assigns VMs to packages (st->vm_pkg). */
+/* Capacity pool core 'i' offers the packed set at the filled level. */
+static uint32_t
+pool_core_cap(const struct pol_state *st, unsigned i)
+{
+    unsigned kc = st->pool[i];
+    uint32_t tc = st->lvl_cap[st->core_dom[kc]];
+    uint32_t cc = st->pool_nt[i] > 1 ? pct_of(tc, st->m->smt_capacity_pct)
+                                     : tc;
+
+    return cc > st->core_fixed[kc] ? cc - st->core_fixed[kc] : 0;
+}
+
+/* Smallest pool prefix holding 'dem' in aggregate with a thread of at
+ * least 'r' capacity (n_pool + 1 if none does), at the filled level. */
+static unsigned
+min_pool(const struct pol_state *st, double dem, uint32_t r)
+{
+    double cum = 0;
+    bool big = r == 0;
+    unsigned k = st->n_forced;
+
+    for (unsigned i = 0; i < st->n_pool; i++) {
+        cum += pool_core_cap(st, i);
+        big |= st->lvl_cap[st->core_dom[st->pool[i]]] >= r;
+        if (i + 1 >= k && cum >= dem && big) {
+            return i + 1 > k ? i + 1 : k;
+        }
+    }
+    if (dem <= 0 && big) {
+        return k;
+    }
+    return st->n_pool + 1;
+}
+
+/* Whether packed vCPU 'i' gets a core of its own at level 'l': its need
+ * exceeds the slowest pool thread there (by BIG_STAY_PCT less if it had
+ * one last time, so noise does not move it back and forth). */
+static bool
+is_big(const struct pol_state *st, uint32_t i, unsigned l)
+{
+    double t = st->thr[l];
+
+    if (st->prev_big[i]) {
+        t = t * (100 - BIG_STAY_PCT) / 100;
+    }
+    return st->vr[i] > t;
+}
+
+/* Lowest frequency of domain 'di' whose thread holds 'r' (nominal if
+ * none does), with the floors and caps of level_khz(). */
+static uint32_t
+need_khz(const struct pol_state *st, const struct pol_input *in,
+         unsigned di, uint32_t r)
+{
+    const struct pol_domain *d = &st->m->domains[di];
+    unsigned top = d->nominal_opp < d->n_opps ? d->nominal_opp
+                                              : d->n_opps - 1;
+    unsigned j = 0;
+    uint32_t f, cap_khz = in->thermal_cap_khz[di];
+
+    while (j < top && d->opps[j].capacity < r) {
+        j++;
+    }
+    f = d->opps[j].freq_khz;
+    if (in->override_performance || st->dom_max[di]) {
+        f = pol_dom_max_khz(d, st->cfg.use_turbo);
+    }
+    if (st->dom_floor[di] > f) {
+        f = st->dom_floor[di];
+    }
+    if (cap_khz && f > cap_khz) {
+        f = cap_khz;
+    }
+    return f;
+}
+
+/* Builds the plan for 'k' pool cores at level 'l' into 'p' (active set,
+ * frequencies, idle limits, per-CPU busy estimate at the expected load)
+ * and returns its estimated power. */
 static uint32_t
 evaluate(struct pol_state *st, const struct pol_input *in,
-         const struct cpuset *usable, const struct eval *e,
+         const struct cpuset *usable, unsigned k, unsigned l,
          struct pol_plan *p)
 {
     const struct pol_model *m = st->m;
-    uint64_t pkg_cap[POL_MAX_PKGS] = { 0 }, pkg_load[POL_MAX_PKGS] = { 0 };
-    uint64_t pkg_avg[POL_MAX_PKGS] = { 0 };
-    uint32_t pkg_maxd[POL_MAX_PKGS] = { 0 };
-    uint32_t dom_need[POL_MAX_DOMAINS];
-    uint64_t span_load = 0, span_avg = 0, tot_cap = 0, tot_room = 0;
-    uint32_t span_maxd = 0;
-    unsigned n_pkgs = m->n_pkgs < POL_MAX_PKGS ? m->n_pkgs : POL_MAX_PKGS;
+    double cum = 0;
 
+    if (k > st->n_pool) {
+        k = st->n_pool;
+    }
     cpuset_zero(&p->active);
     cpuset_zero(&p->offline);
     memset(p->dom_freq_khz, 0, sizeof p->dom_freq_khz);
     memset(p->idle_limit, -1, sizeof p->idle_limit);
-    memset(dom_need, 0, sizeof dom_need);
-    memset(st->busy_ppm, 0, sizeof st->busy_ppm);
-    for (unsigned k = 0; k < st->n_cores; k++) {
-        if (st->core_use[k] == 1) {
-            core_cpus(st, k, usable, &p->active);    /* Own cores. */
+    memset(st->busy_ppm, 0, m->n_cpus * sizeof st->busy_ppm[0]);
+    memset(st->dom_act, 0, m->n_domains * sizeof st->dom_act[0]);
+    level_fill(st, in, l);
+    for (unsigned kc = 0; kc < st->n_cores; kc++) {
+        if (st->core_use[kc] == 1) {
+            core_cpus(st, kc, usable, &p->active);    /* Own cores. */
+            st->dom_act[st->core_dom[kc]] = true;
         }
     }
-    for (unsigned i = 0; i < e->k && i < st->n_pool; i++) {
-        unsigned k = st->pool[i];
-
-        core_cpus(st, k, usable, &p->active);
-        pkg_cap[core_pkg(st, k)] += st->core_cap[k];
-        tot_cap += st->core_cap[k];
+    for (unsigned i = 0; i < k; i++) {
+        core_cpus(st, st->pool[i], usable, &p->active);
+        st->dom_act[st->core_dom[st->pool[i]]] = true;
+        cum += pool_core_cap(st, i);
     }
-    /* VMs to packages: worst fit by remaining capacity, biggest first;
-     * a VM that fits no single package spans the pool. */
-    for (size_t j = 0; j < in->n_vms; j++) {
-        uint32_t v = st->vm_order[j];
-        int best = -1;
-        int64_t room = -1;
+    /* vCPUs too big for the pool's level: a core each after the pool,
+     * at the lowest point that holds them. */
+    memset(st->big_khz, 0, m->n_domains * sizeof st->big_khz[0]);
+    for (size_t j = 0, b = k; j < st->n_bigc; j++) {
+        uint32_t i = st->bigc[j];
 
-        if (st->vm_class[v] != C_PACKED) {
+        st->big_core[j] = NO_CORE;
+        if (!is_big(st, i, l) || b >= st->n_pool) {
             continue;
         }
-        for (unsigned q = 0; q < n_pkgs; q++) {
-            int64_t r = (int64_t) pkg_cap[q] - (int64_t) pkg_load[q];
+        {
+            unsigned kc = st->pool[b++];
+            unsigned di = st->core_dom[kc];
+            uint32_t f = need_khz(st, in, di, (uint32_t) st->vr[i]);
 
-            if (pkg_cap[q] && r >= (int64_t) st->vm_dem[v] && r > room) {
-                room = r;
-                best = (int) q;
-            }
-        }
-        if (st->vm_dem[v] == 0 && best < 0) {
-            for (unsigned q = 0; q < n_pkgs && best < 0; q++) {
-                best = pkg_cap[q] ? (int) q : -1;
-            }
-        }
-        st->vm_pkg[v] = (int16_t) best;
-        if (best >= 0) {
-            pkg_load[best] += st->vm_dem[v];
-            pkg_avg[best] += st->vm_avg[v];
-            if (st->vm_maxd[v] > pkg_maxd[best]) {
-                pkg_maxd[best] = st->vm_maxd[v];
-            }
-        } else {
-            span_load += st->vm_dem[v];
-            span_avg += st->vm_avg[v];
-            if (st->vm_maxd[v] > span_maxd) {
-                span_maxd = st->vm_maxd[v];
+            st->big_core[j] = (uint16_t) kc;
+            core_cpus(st, kc, usable, &p->active);
+            if (f > st->big_khz[di]) {
+                st->big_khz[di] = f;
             }
         }
     }
-    for (unsigned q = 0; q < n_pkgs; q++) {
-        tot_room += pkg_cap[q] > pkg_load[q] ? pkg_cap[q] - pkg_load[q] : 0;
-    }
-    /* Per pool core: its package's load shared by capacity (the kernel
-     * balances inside the set), spanning load shared over the pool. */
-    for (unsigned i = 0; i < e->k && i < st->n_pool; i++) {
-        unsigned k = st->pool[i];
-        unsigned q = core_pkg(st, k);
-        uint64_t load = 0, avg = 0;
-        uint32_t maxd = pkg_maxd[q] > span_maxd ? pkg_maxd[q] : span_maxd;
-        unsigned nt = core_usable_threads(st, k, usable);
-        uint32_t need, smt = nt > 1 ? m->smt_capacity_pct : 100;
-
-        if (pkg_cap[q]) {
-            load = pkg_load[q] * st->core_cap[k] / pkg_cap[q];
-            avg = pkg_avg[q] * st->core_cap[k] / pkg_cap[q];
-        }
-        if (tot_room && pkg_cap[q]) {
-            /* Spanning load goes where there is room left. */
-            uint64_t room = pkg_cap[q] > pkg_load[q]
-                            ? pkg_cap[q] - pkg_load[q] : 0;
-
-            load += span_load * room / tot_room * st->core_cap[k]
-                    / pkg_cap[q];
-            avg += span_avg * room / tot_room * st->core_cap[k] / pkg_cap[q];
-        } else if (tot_cap) {
-            load += span_load * st->core_cap[k] / tot_cap;
-            avg += span_avg * st->core_cap[k] / tot_cap;
-        }
-        load += st->core_fixed[k];
-        avg += st->core_fixed[k];
-        /* Thread capacity needed: the load over the core's SMT
-         * throughput, and the largest single vCPU. */
-        need = (uint32_t) ((load * 100 + smt - 1) / smt);
-        if (maxd > need) {
-            need = maxd;
-        }
-        if (need > dom_need[st->core_dom[k]]) {
-            dom_need[st->core_dom[k]] = need;
-        }
-        /* Tracked average load, kept for the busy estimate below. */
-        st->bin_used[k] = (uint32_t) (avg > UINT32_MAX ? UINT32_MAX : avg);
-    }
-    /* Frequencies per domain. */
+    /* Frequencies: pool and own-core domains at the level (own cores'
+     * domains are at max through dom_max), the rest at the lowest point
+     * where managed. */
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];
-        uint32_t cap_khz = in->thermal_cap_khz[di];
-        bool any_active = false, any_managed = false;
-        uint32_t f;
+        bool managed = false;
 
         CPUSET_FOREACH (c, &d->cpus) {
-            any_active |= cpuset_has(&p->active, (unsigned) c);
-            any_managed |= cpuset_has(&in->managed, (unsigned) c);
+            if (cpuset_has(&in->managed, (unsigned) c)) {
+                managed = true;
+                break;
+            }
         }
-        if (!any_managed) {
-            p->dom_freq_khz[di] = 0;
+        if (!managed) {
             continue;
         }
-        if (!any_active) {
-            f = d->opps[0].freq_khz;
-        } else if (e->override || st->dom_max[di]) {
-            f = pol_dom_max_khz(d, st->cfg.use_turbo);
+        if (st->dom_act[di] || st->big_khz[di]) {
+            p->dom_freq_khz[di] = st->dom_act[di] ? st->lvl_khz[di] : 0;
+            if (st->big_khz[di] > p->dom_freq_khz[di]) {
+                p->dom_freq_khz[di] = st->big_khz[di];
+            }
         } else {
-            f = pick_freq(d, dom_need[di], cap_khz);
+            uint32_t f = d->opps[0].freq_khz;
+
+            if (in->thermal_cap_khz[di] && f > in->thermal_cap_khz[di]) {
+                f = in->thermal_cap_khz[di];
+            }
+            p->dom_freq_khz[di] = f;
         }
-        if (any_active && st->dom_floor[di] > f) {
-            f = st->dom_floor[di];
-        }
-        if (cap_khz && f > cap_khz) {
-            f = cap_khz;
-        }
-        p->dom_freq_khz[di] = f;
     }
-    /* Idle limits and busy estimate per CPU. */
-    for (unsigned k = 0; k < st->n_cores; k++) {
-        const struct pol_domain *d = &m->domains[st->core_dom[k]];
-        uint32_t cap = pol_dom_capacity_at(d, p->dom_freq_khz[st->core_dom[k]]);
+    /* Idle limits per CPU of awake cores. */
+    for (unsigned kc = 0; kc < st->n_cores; kc++) {
+        const struct pol_domain *d = &m->domains[st->core_dom[kc]];
         bool act = false;
 
-        for (unsigned s = 0; s < st->core_nsib[k]; s++) {
-            unsigned c = st->core_cpu[k][s];
-
-            act |= cpuset_has(&p->active, c);
+        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+            act |= cpuset_has(&p->active, st->core_cpu[kc][s]);
         }
-        for (unsigned s = 0; s < st->core_nsib[k]; s++) {
-            unsigned c = st->core_cpu[k][s];
+        if (!act) {
+            continue;
+        }
+        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+            unsigned c = st->core_cpu[kc][s];
             int lim = -1;
 
-            if (act && cpuset_has(&in->managed, c)) {
+            if (cpuset_has(&in->managed, c)) {
                 lim = st->lat_limit[c];
-                if (e->override || st->core_use[k] == 1) {
+                if (in->override_performance || st->core_use[kc] == 1) {
                     int sh = d->n_idle >= 2 ? 1 : 0;
 
                     lim = lim < 0 || sh < lim ? sh : lim;
@@ -548,36 +677,54 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             }
             p->idle_limit[c] = (int8_t) lim;
         }
-        if (!act || !cap) {
-            continue;
+    }
+    /* Busy estimate: the expected pool load shared by capacity (the
+     * kernel balances inside the set), each core's share on its first
+     * thread, then its sibling; fixed load on its own cores. */
+    for (unsigned i = 0; i < st->n_pool; i++) {
+        unsigned kc = st->pool[i];
+        uint32_t tc = pol_dom_capacity_at(&m->domains[st->core_dom[kc]],
+                                          p->dom_freq_khz[st->core_dom[kc]]);
+        double left = st->core_fixed[kc];
+
+        if (i < k && cum > 0) {
+            left += st->d_avg * pool_core_cap(st, i) / cum;
         }
-        if (st->core_use[k] != 1) {
-            /* Pool or fixed core: split its average load over threads,
-             * first thread first. */
-            uint64_t left = st->bin_used[k];
+        for (unsigned s = 0; s < st->core_nsib[kc] && tc; s++) {
+            unsigned c = st->core_cpu[kc][s];
+            double t = s ? (double) tc * (m->smt_capacity_pct - 100) / 100
+                         : tc;
+            double u;
 
-            for (unsigned s = 0; s < st->core_nsib[k]; s++) {
-                unsigned c = st->core_cpu[k][s];
-                uint64_t tc = s ? pct_of(cap, m->smt_capacity_pct - 100) : cap;
-                uint64_t u;
-
-                if (!cpuset_has(usable, c) || !tc) {
-                    continue;
-                }
-                u = left < tc ? left : tc;
-                st->busy_ppm[c] = (uint32_t) (u * 1000000 / tc);
-                left -= u;
+            if (!cpuset_has(usable, c) || t <= 0) {
+                continue;
             }
+            u = left < t ? left : t;
+            st->busy_ppm[c] = (uint32_t) (u * 1e6 / t);
+            left -= u;
         }
     }
     for (size_t i = 0; i < in->n_vcpus; i++) {
-        uint16_t k = st->excl_core[i];
+        uint16_t kc = st->excl_core[i];
 
-        if (k != NO_CORE && st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE) {
-            unsigned c = core_first_usable(st, k, usable);
+        if (kc != NO_CORE && st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE) {
+            unsigned c = core_first_usable(st, kc, usable);
             uint32_t cap = pol_model_capacity_at(m, c,
-                               p->dom_freq_khz[st->core_dom[k]]);
+                               p->dom_freq_khz[st->core_dom[kc]]);
             uint64_t u = cap ? (uint64_t) in->vcpus[i].load.avg_cap
+                               * 1000000 / cap : 0;
+
+            st->busy_ppm[c] = (uint32_t) (u > 1000000 ? 1000000 : u);
+        }
+    }
+    for (size_t j = 0; j < st->n_bigc; j++) {
+        uint16_t kc = st->big_core[j];
+
+        if (kc != NO_CORE) {
+            unsigned c = core_first_usable(st, kc, usable);
+            uint32_t cap = pol_model_capacity_at(m, c,
+                               p->dom_freq_khz[st->core_dom[kc]]);
+            uint64_t u = cap ? (uint64_t) in->vcpus[st->bigc[j]].load.avg_cap
                                * 1000000 / cap : 0;
 
             st->busy_ppm[c] = (uint32_t) (u > 1000000 ? 1000000 : u);
@@ -586,23 +733,82 @@ evaluate(struct pol_state *st, const struct pol_input *in,
     return pol_energy_power_mw(m, p, st->busy_ppm);
 }
 
-/* FNV-1a over the parts of a plan that become actions. */
+/* Per level: the slowest pool thread, the vCPUs that need more (a core
+ * each), and the smallest pool that holds the rest now (k_up) and with
+ * the packing margin (k_down).  's_full', 's_var', 's_last' are the
+ * inflated sums over all packed vCPUs. */
+static void
+level_table(struct pol_state *st, const struct pol_input *in,
+            double s_full, double s_var, double s_last, bool any_packed)
+{
+    for (unsigned l = 0; l < st->n_levels; l++) {
+        double a = s_full, var = s_var, last = s_last, up;
+        unsigned nb = 0;
+
+        level_fill(st, in, l);
+        st->thr[l] = UINT32_MAX;
+        for (unsigned i = 0; i < st->n_pool; i++) {
+            uint32_t c = st->lvl_cap[st->core_dom[st->pool[i]]];
+
+            if (c < st->thr[l]) {
+                st->thr[l] = c;
+            }
+        }
+        for (size_t j = 0; j < st->n_bigc; j++) {
+            uint32_t i = st->bigc[j];
+
+            if (is_big(st, i, l)) {
+                nb++;
+                a -= st->vavg[i];
+                var -= st->vvar[i];
+                last -= st->vlast[i];
+            }
+        }
+        up = a + POOL_Z * sqrt(var > 0 ? var : 0);
+        if (last > up) {
+            up = last;
+        }
+        st->n_big[l] = nb;
+        st->k_up[l] = min_pool(st, up, 0);
+        st->k_down[l] = min_pool(st, up * (100 + DOWN_MARGIN_PCT) / 100, 0);
+        if (!any_packed && st->k_up[l] > st->n_pool) {
+            st->k_up[l] = st->k_down[l] = st->n_forced;
+        }
+        if (st->k_up[l] + nb > st->n_pool) {
+            st->k_up[l] = st->n_pool + 1;
+        }
+        if (st->k_down[l] + nb > st->n_pool) {
+            st->k_down[l] = st->n_pool + 1;
+        }
+        if (l == 0 || up > st->d_up) {
+            st->d_up = up;
+        }
+    }
+}
+
+/* FNV-1a over the parts of a plan that become actions, a word at a
+ * time. */
 static uint64_t
 plan_hash(const struct pol_plan *p)
 {
     uint64_t h = UINT64_C(1469598103934665603);
-    const unsigned char *parts[4] = {
-        (const void *) &p->active, (const void *) p->dom_freq_khz,
-        (const void *) p->idle_limit, (const void *) p->vcpu_allowed,
-    };
-    size_t lens[4] = {
-        sizeof p->active, sizeof p->dom_freq_khz, sizeof p->idle_limit,
-        p->n_vcpus * sizeof *p->vcpu_allowed,
-    };
 
-    for (int i = 0; i < 4; i++) {
-        for (size_t j = 0; j < lens[i]; j++) {
-            h = (h ^ parts[i][j]) * UINT64_C(1099511628211);
+    for (int i = 0; i < CPUSET_WORDS; i++) {
+        h = (h ^ p->active.w[i]) * UINT64_C(1099511628211);
+        h = (h ^ p->offline.w[i]) * UINT64_C(1099511628211);
+    }
+    for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
+        h = (h ^ p->dom_freq_khz[d]) * UINT64_C(1099511628211);
+    }
+    for (unsigned c = 0; c < POL_MAX_CPUS; c += 8) {
+        uint64_t w;
+
+        memcpy(&w, &p->idle_limit[c], sizeof w);
+        h = (h ^ w) * UINT64_C(1099511628211);
+    }
+    for (size_t i = 0; i < p->n_vcpus; i++) {
+        for (int j = 0; j < CPUSET_WORDS; j++) {
+            h = (h ^ p->vcpu_allowed[i].w[j]) * UINT64_C(1099511628211);
         }
     }
     return h;
@@ -650,11 +856,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     uint64_t now = in->now_ns;
     bool override = in->override_performance;
     bool any_managed = false, any_never_offline = false, unstable = false;
-    unsigned k_ffd = 0, k_star, k;
-    uint32_t best_mw = UINT32_MAX;
-    uint32_t full_demand;
-    size_t n_dem = 0;
-    struct eval e;
+    bool spread = false, any_packed = false;
+    unsigned k, l;
+    double s_avg = 0, s_var = 0, s_last = 0, s_full = 0;
+    uint32_t thr_lo = 0;
     int err;
 
     err = check_input(st, in, plan);
@@ -772,13 +977,19 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     for (size_t i = 0; i < in->n_vcpus; i++) {
         uint32_t v = in->vcpus[i].vm;
 
+        uint32_t key = in->vms[v].id * 2654435761u ^ in->vcpus[i].idx;
+
         st->prev_core[i] = st->vm_class[v] == C_EXCLUSIVE ? st->excl_core[i]
                                                           : NO_CORE;
-        st->prev_key[i] = in->vms[v].id * 2654435761u ^ in->vcpus[i].idx;
+        if (st->prev_key[i] != key || st->vm_class[v] != C_PACKED) {
+            st->prev_big[i] = 0;
+        }
+        st->prev_key[i] = key;
     }
 
     /* 4. The packed pool: cores with unmanaged load first, then packages
-     * already awake for own cores, then the rest, cores ascending. */
+     * already awake for own cores, then the rest, in the efficiency /
+     * core-id order of pol_state_create(). */
     {
         bool pkg_awake[POL_MAX_PKGS] = { false };
 
@@ -787,6 +998,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             if (st->core_use[kc] && core_usable_threads(st, kc, &usable)) {
                 pkg_awake[core_pkg(st, kc)] = true;
             }
+        }
+        for (unsigned o = 0; o < st->n_cores; o++) {
+            unsigned kc = st->core_order[o];
+
             if (st->core_use[kc] == 2) {
                 st->pool[st->n_pool++] = (uint16_t) kc;
             }
@@ -797,7 +1012,9 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 if (pkg_awake[q] != !pass) {
                     continue;
                 }
-                for (unsigned kc = 0; kc < st->n_cores; kc++) {
+                for (unsigned o = 0; o < st->n_cores; o++) {
+                    unsigned kc = st->core_order[o];
+
                     if (!st->core_use[kc] && core_pkg(st, kc) == q
                         && core_usable_threads(st, kc, &usable)) {
                         st->pool[st->n_pool++] = (uint16_t) kc;
@@ -806,76 +1023,91 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             }
         }
         for (unsigned i = 0; i < st->n_pool; i++) {
-            unsigned kc = st->pool[i];
-            const struct pol_domain *d = &m->domains[st->core_dom[kc]];
-            uint32_t capf = pol_dom_max_khz(d, false);
-            uint32_t tc, cc;
-            unsigned nt = core_usable_threads(st, kc, &usable);
-
-            if (in->thermal_cap_khz[st->core_dom[kc]]
-                && in->thermal_cap_khz[st->core_dom[kc]] < capf) {
-                capf = in->thermal_cap_khz[st->core_dom[kc]];
-            }
-            tc = pol_dom_capacity_at(d, capf);
-            cc = nt > 1 ? pct_of(tc, m->smt_capacity_pct) : tc;
-            st->thread_cap[kc] = tc;
-            st->core_cap[kc] = cc > st->core_fixed[kc]
-                               ? cc - st->core_fixed[kc] : 0;
-            st->bin_used[kc] = 0;
+            st->pool_nt[i] = (uint8_t) core_usable_threads(st, st->pool[i],
+                                                           &usable);
         }
     }
 
-    /* 5. Demands of packed vCPUs, inflated by their VM's headroom:
-     * demand = (avg + peak) / 2, a whole core while warming up or while
-     * the VM waits for CPU, ~0 under an idle hint. */
-    full_demand = POL_CAPACITY_SCALE;
+    /* 5. Aggregate demand of the packed set (docs/policy.md):
+     *   need = sum(avg_i g_i) + z sqrt(sum(var_i g_i^2)) + full cores,
+     * g_i = 100 / (100 - headroom of its VM); a vCPU warming up, or of a
+     * VM whose ready time is above spread_ready_ppm, counts as one full
+     * core (without headroom: it cannot use more); an idle hint counts
+     * 0.  The last measured aggregate, with headroom, is a floor (fast
+     * feedback when the load steps up).  Per vCPU, a thread must offer
+     * avg_i g_i, and more than it had if it was saturated. */
+    st->r_max = 0;
+    st->n_bigc = 0;
+    for (unsigned i = 0; i < st->n_pool; i++) {
+        const struct pol_domain *d = &m->domains[st->core_dom[st->pool[i]]];
+        uint32_t c = (uint32_t) d->opps[0].capacity
+                     * (100 - DOWN_MARGIN_PCT) / 100;
+
+        thr_lo = i == 0 || c < thr_lo ? c : thr_lo;
+    }
     for (size_t v = 0; v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
         bool save = vm->policy.kind == POL_POWERSAVE
                     || active_until(vm->hints.batch_until_ns, now);
         uint32_t h = save ? cfg->powersave_headroom_pct : cfg->headroom_pct;
+        double g = 100.0 / (100 - h);
         bool idle = active_until(vm->hints.idle_until_ns, now);
         bool ready = false, warm = false;
 
-        st->vm_order[v] = (uint32_t) v;
-        st->vm_dem[v] = st->vm_avg[v] = st->vm_maxd[v] = 0;
         if (st->vm_class[v] != C_PACKED) {
             continue;
         }
+        any_packed |= vm->n_vcpus > 0;
         for (uint32_t j = 0; j < vm->n_vcpus; j++) {
-            ready |= in->vcpus[vm->first_vcpu + j].load.ready_ppm
-                     > cfg->spread_ready_ppm;
+            const struct pol_load *ld = &in->vcpus[vm->first_vcpu + j].load;
+
+            ready |= ld->ready_ppm > cfg->spread_ready_ppm;
+            if (ld->last_ready_ppm > cfg->spread_ready_ppm / RISE_READY_DIV
+                && ld->last_ready_ppm > ld->ready_ppm) {
+                unstable = true;              /* Rising: look again soon. */
+            }
         }
+        ready &= !idle;
         for (uint32_t j = 0; j < vm->n_vcpus; j++) {
             uint32_t i = vm->first_vcpu + j;
-            const struct pol_load *l = &in->vcpus[i].load;
-            uint64_t d = ((uint64_t) l->avg_cap + l->peak_cap) / 2;
+            const struct pol_load *ld = &in->vcpus[i].load;
+            double r;
 
-            if (l->n_samples < cfg->warmup_samples) {
-                d = pct_of(full_demand, 100 - h);
-                warm = true;
-            } else if (ready && !idle) {
-                d = pct_of(full_demand, 100 - h);
-            } else if (idle) {
-                d = 0;
+            if (idle) {
+                st->vr[i] = st->vavg[i] = st->vvar[i] = st->vlast[i] = 0;
+                continue;
             }
-            d = d * 100 / (100 - h);
-            if (d > full_demand * 4) {
-                d = full_demand * 4;
+            s_avg += ld->avg_cap;
+            if (ld->n_samples < cfg->warmup_samples || ready) {
+                warm |= ld->n_samples < cfg->warmup_samples;
+                st->vr[i] = st->vavg[i] = st->vlast[i] = POL_CAPACITY_SCALE;
+                st->vvar[i] = 0;
+            } else {
+                r = (ld->slow_cap > ld->avg_cap ? ld->slow_cap
+                                                : ld->avg_cap) * g;
+                if (r > POL_CAPACITY_SCALE) {
+                    r = POL_CAPACITY_SCALE;
+                }
+                st->vr[i] = (float) r;
+                st->vavg[i] = (float) (ld->avg_cap * g);
+                st->vvar[i] = (float) ((double) ld->var_cap2 * g * g);
+                st->vlast[i] = (float) (ld->last_cap * g);
             }
-            st->dem[i] = (uint32_t) d;
-            st->order[n_dem++] = i;
-            st->vm_dem[v] += (uint32_t) d;
-            st->vm_avg[v] += idle ? 0 : l->avg_cap;
-            if (d > st->vm_maxd[v]) {
-                st->vm_maxd[v] = (uint32_t) d;
+            s_full += st->vavg[i];
+            s_var += st->vvar[i];
+            s_last += st->vlast[i];
+            if (st->vr[i] > st->r_max) {
+                st->r_max = (uint32_t) st->vr[i];
+            }
+            if (st->vr[i] > thr_lo) {
+                st->bigc[st->n_bigc++] = i;
             }
         }
         if (override) {
             st->vm_reason[v] = POL_R_OVERRIDE;
-        } else if (ready && !idle) {
+        } else if (ready) {
             st->vm_reason[v] = POL_R_READY_SPREAD;
-            unstable = true;
+            spread = unstable = true;
         } else if (warm) {
             st->vm_reason[v] = POL_R_WARMUP;
         }
@@ -883,41 +1115,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             unstable = true;
         }
     }
-    sort_desc(st->order, n_dem, st->dem);
-    sort_desc(st->vm_order, in->n_vms, st->vm_dem);
-
-    /* 6. First-fit decreasing over the pool in order gives the fewest
-     * cores that hold every vCPU with headroom. */
-    for (size_t j = 0; j < n_dem; j++) {
-        uint32_t d = st->dem[st->order[j]];
-        unsigned i;
-
-        for (i = 0; i < st->n_pool; i++) {
-            unsigned kc = st->pool[i];
-
-            if (d <= st->thread_cap[kc]
-                && st->bin_used[kc] + (uint64_t) d <= st->core_cap[kc]) {
-                st->bin_used[kc] += d;
-                break;
-            }
-        }
-        if (i == st->n_pool) {
-            k_ffd = st->n_pool;      /* Overloaded: everything awake. */
-            break;
-        }
-        if (i + 1 > k_ffd) {
-            k_ffd = i + 1;
-        }
-    }
-    if (k_ffd < st->n_forced) {
-        k_ffd = st->n_forced;
-    }
-    if (n_dem && !k_ffd && st->n_pool) {
-        k_ffd = 1;
-    }
-    if (override) {
-        k_ffd = st->n_pool;
-    }
+    st->d_avg = s_avg;
 
     /* Frequency floors, boosts and latency bounds by domain / CPU: a
      * packed VM may use every pool core, so its wishes apply to the
@@ -967,72 +1165,164 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         }
     }
 
-    /* 7. EAS choice among feasible pool sizes: k_ffd, then +1, +2, +4...
-     * (more cores may allow a lower frequency), and the current size. */
-    e.final = false;
-    e.override = override;
-    k_star = k_ffd;
-    for (unsigned step = 0, cand = k_ffd; cand <= st->n_pool;
-         step = step ? step * 2 : 1, cand = k_ffd + step) {
-        uint32_t mw;
+    /* 6. The level table (candidates' sizes). */
+    level_table(st, in, s_full, s_var, s_last, any_packed);
 
-        e.k = cand;
-        mw = evaluate(st, in, &usable, &e, st->tmp);
-        if (mw < best_mw) {
-            best_mw = mw;
-            k_star = cand;
+    /* 7. Choice by estimated energy among feasible candidates. */
+    if (override) {
+        k = st->n_pool;
+        l = st->n_levels - 1;
+    } else {
+        unsigned kp = st->have_prev && st->k_prev <= st->n_pool
+                      ? st->k_prev : st->n_pool;
+        unsigned lp = st->have_prev && st->l_prev < st->n_levels
+                      ? st->l_prev : st->n_levels - 1;
+        bool keep_ok = st->have_prev && !spread && kp >= st->k_up[lp];
+        uint32_t best_mw = UINT32_MAX, keep_mw = UINT32_MAX;
+        unsigned kfloor = 0, kd_min = st->n_pool + 1;
+        bool dwell = !st->have_prev
+                     || (now >= st->last_pack_ns
+                         && now - st->last_pack_ns >= cfg->pack_dwell_ns);
+
+        k = kp;
+        l = lp;
+        for (unsigned j = 0; j < st->n_levels; j++) {
+            if (st->k_down[j] < kd_min) {
+                kd_min = st->k_down[j];
+            }
         }
-        if (override || !n_dem) {
-            break;
+        if (keep_ok) {
+            /* Smaller pools only after the dwell time, and by at most
+             * half the way to the smallest one that fits with margin. */
+            kfloor = kp;
+            if (dwell && kd_min < kp) {
+                unsigned step = (kp - kd_min + 1) / 2;
+
+                kfloor = kp - (step ? step : 1);
+            }
+            keep_mw = evaluate(st, in, &usable, kp, lp, st->tmp);
+            best_mw = keep_mw;
+        } else if (st->have_prev && !spread) {
+            kfloor = kp < st->n_pool ? kp : st->n_pool;  /* Grow only. */
+        } else if (spread) {
+            /* Ready time: at least a quarter more capacity at once. */
+            kfloor = kp + (kp + 3) / 4;
+            if (kfloor > st->n_pool) {
+                kfloor = st->n_pool;
+            }
         }
-    }
-    if (st->have_prev && st->k_prev > k_ffd && st->k_prev <= st->n_pool
-        && !override) {
-        uint32_t mw;
+        for (unsigned j = 0; j < st->n_levels; j++) {
+            unsigned kc = keep_ok ? st->k_down[j] : st->k_up[j];
+            uint32_t mw;
 
-        e.k = st->k_prev;
-        mw = evaluate(st, in, &usable, &e, st->tmp);
-        if (mw < best_mw) {
-            best_mw = mw;
-            k_star = st->k_prev;
+            if (kc > st->n_pool) {
+                continue;                /* Infeasible at this level. */
+            }
+            if (kc < kfloor) {
+                kc = kfloor;
+            }
+            if (kc + st->n_big[j] > st->n_pool) {
+                continue;
+            }
+            if (keep_ok && kc == kp && j == lp) {
+                continue;
+            }
+            if (spread && j < lp) {
+                continue;                /* Never slower while waiting. */
+            }
+            mw = evaluate(st, in, &usable, kc, j, st->tmp);
+            /* From a feasible plan: a smaller pool when it costs no
+             * more (within 0.1 %: consolidation frees cores), anything
+             * else for a real saving only. */
+            if (keep_ok ? (kc < kp ? (uint64_t) mw * 1000000
+                                     <= (uint64_t) keep_mw
+                                        * (1000000 + GAIN_PPM)
+                                     && (mw < best_mw
+                                         || (k == kp && l == lp))
+                                   : (uint64_t) mw * 1000000
+                                     < (uint64_t) keep_mw
+                                       * (1000000 - GAIN_PPM)
+                                     && mw < best_mw)
+                        : mw < best_mw) {
+                best_mw = mw;
+                k = kc;
+                l = j;
+            }
         }
-    }
-
-    /* 8. Hysteresis: spread at once, pack one core per dwell time. */
-    k = k_star;
-    if (st->have_prev && k_star < st->k_prev && !override) {
-        unsigned cur = st->k_prev < st->n_pool ? st->k_prev : st->n_pool;
-
-        if (k_star < cur && now - st->last_pack_ns >= cfg->pack_dwell_ns
-            && now >= st->last_pack_ns) {
-            k = cur - 1;
-            st->last_pack_ns = now;
+        if (best_mw == UINT32_MAX) {
+            /* Nothing fits: everything awake at the top level. */
+            k = st->n_pool;
+            l = st->n_levels - 1;
         } else {
-            k = cur > k_star ? cur : k_star;
+            /* Settle: what the next decision would do from here with the
+             * same input (no pack step, margin, 1 % gain), done now, so
+             * the same input twice gives no second change. */
+            for (int it = 0; it < 4; it++) {
+                unsigned k0 = k, l0 = l;
+                uint32_t cur;
+
+                /* With the own cores of this choice remembered, as the
+                 * next decision will see them. */
+                evaluate(st, in, &usable, k, l, st->tmp);
+                for (size_t j = 0; j < st->n_bigc; j++) {
+                    st->prev_big[st->bigc[j]] = st->big_core[j] != NO_CORE;
+                }
+                level_table(st, in, s_full, s_var, s_last, any_packed);
+                cur = best_mw = evaluate(st, in, &usable, k, l, st->tmp);
+
+                for (unsigned j = 0; j < st->n_levels; j++) {
+                    unsigned kc = st->k_down[j] > k0 ? st->k_down[j] : k0;
+                    uint32_t mw;
+
+                    if (st->k_down[j] > st->n_pool
+                        || (j == l0 && kc == k0)
+                        || kc + st->n_big[j] > st->n_pool) {
+                        continue;
+                    }
+                    mw = evaluate(st, in, &usable, kc, j, st->tmp);
+                    if ((uint64_t) mw * 1000000
+                        < (uint64_t) cur * (1000000 - GAIN_PPM)
+                        && mw < best_mw) {
+                        best_mw = mw;
+                        k = kc;
+                        l = j;
+                    }
+                }
+                if (k == k0 && l == l0) {
+                    break;
+                }
+            }
         }
-        if (k != k_star) {
-            unstable = true;
+        if (st->have_prev && k < kp) {
+            st->last_pack_ns = now;
         }
-    }
-    if (!st->have_prev) {
-        st->last_pack_ns = now;
+        if (!st->have_prev || k > kp || spread) {
+            st->last_pack_ns = now;      /* Dwell restarts on growth. */
+        }
     }
 
-    /* 9. The final plan. */
+    /* 8. The final plan.  Every packed VM shares the pool's cores (the
+     * kernel balances inside; statistical multiplexing is what the
+     * aggregate estimate counts on), so its allowed set changes only
+     * when the pool does. */
     plan->n_vms = in->n_vms;
     plan->n_vcpus = in->n_vcpus;
-    e.k = k;
-    e.final = true;
-    evaluate(st, in, &usable, &e, plan);
+    evaluate(st, in, &usable, k, l, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], &usable, &pool_set);
     }
     for (size_t i = 0; i < in->n_vcpus; i++) {
-        uint16_t kc = st->excl_core[i];
-
-        if (kc != NO_CORE && st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE) {
-            core_cpus(st, kc, &usable, &plan->active);
+        st->excl_core[i] = st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE
+                           ? st->excl_core[i] : NO_CORE;
+        if (st->vm_class[in->vcpus[i].vm] == C_PACKED) {
+            st->prev_big[i] = 0;
+        }
+    }
+    for (size_t j = 0; j < st->n_bigc; j++) {
+        if (st->big_core[j] != NO_CORE) {
+            st->excl_core[st->bigc[j]] = st->big_core[j];
+            st->prev_big[st->bigc[j]] = 1;
         }
     }
     for (size_t v = 0; v < in->n_vms; v++) {
@@ -1045,18 +1335,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             set = vm->fixed;
             own = set;
         } else if (st->vm_class[v] == C_PACKED) {
-            int q = st->vm_pkg[v];
-
-            if (q >= 0) {
-                for (unsigned i = 0; i < k && i < st->n_pool; i++) {
-                    if ((int) core_pkg(st, st->pool[i]) == q) {
-                        core_cpus(st, st->pool[i], &usable, &set);
-                    }
-                }
-            }
-            if (cpuset_empty(&set)) {
-                set = pool_set;
-            }
+            set = pool_set;
             if (cpuset_empty(&set)) {
                 /* Every core is owned: share the active set. */
                 set = plan->active;
@@ -1079,6 +1358,16 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                                                    &usable));
                 plan->vcpu_allowed[i] = one;
                 cpuset_or(&own, &own, &one);
+            } else if (st->vm_class[v] == C_PACKED
+                       && st->excl_core[i] != NO_CORE) {
+                /* Too big for the pool's level: its own core. */
+                struct cpuset one;
+
+                cpuset_zero(&one);
+                cpuset_set(&one, core_first_usable(st, st->excl_core[i],
+                                                   &usable));
+                plan->vcpu_allowed[i] = one;
+                cpuset_or(&own, &own, &one);
             } else {
                 plan->vcpu_allowed[i] = set;
             }
@@ -1090,7 +1379,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         }
         plan->vm_reason[v] = st->vm_reason[v];
     }
-    /* Idle limits of CPUs that became active through the fallbacks. */
+    /* Idle limits of CPUs that are not awake. */
     for (unsigned c = 0; c < m->n_cpus; c++) {
         if (!cpuset_has(&plan->active, c)) {
             plan->idle_limit[c] = -1;
@@ -1110,7 +1399,9 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     }
     plan->est_power_mw = pol_energy_power_mw(m, plan, st->busy_ppm);
 
-    /* 10. Adaptive interval. */
+    /* 9. Adaptive interval: back to the minimum after any change or
+     * while something is pending (pack step, rising ready time, boost);
+     * doubled up to the maximum while the plan stays the same. */
     {
         uint64_t h = plan_hash(plan);
 
@@ -1127,6 +1418,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         plan->next_interval_ns = st->interval_ns;
     }
     st->k_prev = k;
+    st->l_prev = l;
     st->have_prev = true;
     return 0;
 }

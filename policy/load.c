@@ -11,9 +11,24 @@
  * weight halves about every 5.2 samples; the peak jumps up at once and
  * decays by 1/32 of the gap per sample (half-life about 22 samples);
  * ready time takes 1/4 per sample (half-life about 2.4 samples), so a
- * burst of run-queue delay is seen quickly and forgotten quickly. */
+ * burst of run-queue delay is seen quickly and forgotten quickly.
+ *
+ * Variance: each sample's squared deviation from the previous average is
+ * multiplied by the interval length in seconds before it is averaged
+ * (1/8 per sample, a plain mean over the first 8): the mean of T one-
+ * second samples of a positively correlated process has at least 1/T of
+ * their variance, so T x var(T-sample) over-estimates the 1 s variance
+ * rather than under-estimating it when the policy lengthens its interval.
+ * It is capped at avg x (1024 - avg), the largest variance a quantity in
+ * [0, 1024] with that mean can have.
+ *
+ * slow_cap averages with a time constant of 60 s (weight 1 - e^(-T/60s)
+ * per sample of length T), so the per-vCPU need pol_decide() derives
+ * from it does not get noisier when the interval shrinks. */
 
 #include "policy/policy.h"
+
+#include <math.h>
 
 /* Scales 'part' (<= 'whole') of 'whole' to 'scale' without overflow for
  * any 64-bit times. */
@@ -68,17 +83,40 @@ pol_load_update(struct pol_load *l, const struct pol_model *m,
     r = ratio(ready_ns, interval_ns, 1000000);
     l->last_cap = x;
     l->last_ready_ppm = r;
+    l->run_cap = cap;
     if (!l->n_samples) {
         l->avg_cap = x;
         l->peak_cap = x;
         l->ready_ppm = r;
+        l->var_cap2 = 0;
+        l->slow_cap = x;
     } else {
+        double a = 1 - exp(-(double) interval_ns / 60e9);
+
+        double dev = (double) x - (double) l->avg_cap;
+        double sec = (double) interval_ns / 1e9;
+        double v = dev * dev * sec;
+        uint32_t div = l->n_samples < 8 ? l->n_samples + 1 : 8;
+
+        v = l->var_cap2 + (v - l->var_cap2) / div;
+        l->var_cap2 = (uint32_t) (v < 0 ? 0 : v > 4e9 ? 4e9 : v);
+        l->slow_cap = (uint32_t) lround(l->slow_cap
+                                        + a * ((double) x - l->slow_cap));
         l->avg_cap = ewma(l->avg_cap, x, 8);
         l->peak_cap = x > l->peak_cap ? x : ewma(l->peak_cap, x, 32);
         l->ready_ppm = ewma(l->ready_ppm, r, 4);
     }
     if (l->avg_cap > l->peak_cap) {
         l->peak_cap = l->avg_cap;
+    }
+    {
+        uint64_t bound = (uint64_t) l->avg_cap
+                         * (POL_CAPACITY_SCALE > l->avg_cap
+                            ? POL_CAPACITY_SCALE - l->avg_cap : 0);
+
+        if (l->var_cap2 > bound) {
+            l->var_cap2 = (uint32_t) bound;
+        }
     }
     if (l->ready_ppm > 1000000) {
         l->ready_ppm = 1000000;

@@ -76,6 +76,16 @@ struct pol_load {
     uint32_t last_cap;       /* Busy in the last interval. */
     uint32_t last_ready_ppm; /* Ready in the last interval. */
     uint32_t n_samples;      /* Saturates; used for warm-up. */
+    /* Appended (second policy round): */
+    uint32_t var_cap2;       /* Decayed variance of busy, capacity units
+                              * squared, scaled to a 1 s sample (see
+                              * docs/policy.md): what statistical
+                              * multiplexing of a shared set needs. */
+    uint32_t run_cap;        /* Capacity of one thread where it ran in
+                              * the last interval (0 = unknown). */
+    uint32_t slow_cap;       /* Busy averaged with a 60 s time constant
+                              * whatever the interval: what one vCPU
+                              * needs of its thread over minutes. */
 };
 
 /* Folds one interval's observation into 'l'.  'busy_ns' and 'ready_ns'
