@@ -24,6 +24,128 @@ captured(const struct sim_result *res, int p)
     return 100.0 * (ep - res->rows[p].energy_j) / (ep - el);
 }
 
+bool
+report_perf_vm_ok(double vpower_p99, double perf_p99)
+{
+    return vpower_p99 <= REPORT_PERF_RATIO * perf_p99 + 1e-9
+           || vpower_p99 <= REPORT_PERF_FLOOR_PCT;
+}
+
+static enum pol_kind
+vm_kind(const struct report_info *ri, size_t i)
+{
+    return ri->vm_policy ? ri->vm_policy[i].kind : POL_BALANCED;
+}
+
+static size_t
+count_kind(const struct report_info *ri, const struct sim_result *res,
+           enum pol_kind k)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; ri->ts && i < res->n_vms; i++) {
+        n += vm_kind(ri, i) == k;
+    }
+    return n;
+}
+
+static double
+pct_of(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* The per-VM table: one row per VM, ready p99 and unmet % under every
+ * policy that ran. */
+static void
+text_per_vm(FILE *f, const struct report_info *ri,
+            const struct sim_result *res)
+{
+    fprintf(f, "per VM: ready p99 %% / unmet %% under each policy\n");
+    fprintf(f, "%-14s %-11s %5s %7s", "vm", "policy", "vcpus", "cores");
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (res->vm_rows[p]) {
+            fprintf(f, " %15.15s", sim_pol_name(p));
+        }
+    }
+    fprintf(f, "\n");
+    for (size_t i = 0; i < res->n_vms; i++) {
+        const struct sim_vm_row *v0 = &res->vm_rows[SIM_P_VPOWER][i];
+
+        fprintf(f, "%-14.14s %-11s %5u %7.3f", ri->ts->vms[i].name,
+                pol_kind_name(vm_kind(ri, i)), ri->ts->vms[i].n_vcpus,
+                res->hours > 0 ? v0->demand_core_s / (res->hours * 3600)
+                               : 0);
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            const struct sim_vm_row *v;
+
+            if (!res->vm_rows[p]) {
+                continue;
+            }
+            v = &res->vm_rows[p][i];
+            fprintf(f, "  %6.3f/%6.3f", v->ready_p99_pct,
+                    pct_of(v->unmet_core_s, v->demand_core_s));
+        }
+        fprintf(f, "\n");
+    }
+}
+
+/* Performance VMs of a policy mix: each one's ready p99 under vpower
+ * against the performance baseline, and the mix's energy cost. */
+static void
+text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
+{
+    const struct sim_vm_row *vp = res->vm_rows[SIM_P_VPOWER];
+    const struct sim_vm_row *pf = res->vm_rows[SIM_P_PERFORMANCE];
+    size_t n_perf = count_kind(ri, res, POL_PERFORMANCE), n_ok = 0;
+    double worst = 0, unmet = 0, dem = 0;
+
+    fprintf(f, "policy mix: %zu performance, %zu powersave, %zu balanced "
+            "VMs\n", n_perf, count_kind(ri, res, POL_POWERSAVE),
+            count_kind(ri, res, POL_BALANCED));
+    if (!n_perf || !vp) {
+        return;
+    }
+    for (size_t i = 0; i < res->n_vms; i++) {
+        if (vm_kind(ri, i) != POL_PERFORMANCE) {
+            continue;
+        }
+        unmet += vp[i].unmet_core_s;
+        dem += vp[i].demand_core_s;
+        if (!pf) {
+            continue;
+        }
+        bool ok = report_perf_vm_ok(vp[i].ready_p99_pct,
+                                    pf[i].ready_p99_pct);
+        n_ok += ok;
+        if (pf[i].ready_p99_pct > 0) {
+            double r = vp[i].ready_p99_pct / pf[i].ready_p99_pct;
+            worst = r > worst ? r : worst;
+        }
+        fprintf(f, "  perf VM %-14.14s ready p99 vpower %7.3f%% "
+                "performance %7.3f%%  %s\n", ri->ts->vms[i].name,
+                vp[i].ready_p99_pct, pf[i].ready_p99_pct,
+                ok ? "ok" : "OVER 1.2x");
+    }
+    if (pf) {
+        fprintf(f, "performance VMs within %.1fx of the performance "
+                "baseline's ready p99 (or <= %.1f%%): %zu of %zu; worst "
+                "ratio where the baseline's p99 > 0: %.2f\n",
+                REPORT_PERF_RATIO, REPORT_PERF_FLOOR_PCT, n_ok, n_perf,
+                worst);
+    }
+    fprintf(f, "performance VMs' unmet demand under vpower: %.3f%%\n",
+            pct_of(unmet, dem));
+    if (ri->balanced_energy_j > 0) {
+        double e = res->rows[SIM_P_VPOWER].energy_j;
+
+        fprintf(f, "cost of the mix: vpower %.0f J vs %.0f J with every "
+                "VM balanced: %+.0f J (%+.2f%%)\n", e,
+                ri->balanced_energy_j, e - ri->balanced_energy_j,
+                pct_of(e - ri->balanced_energy_j, ri->balanced_energy_j));
+    }
+}
+
 void
 report_text(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
@@ -34,6 +156,13 @@ report_text(FILE *f, const struct report_info *ri,
             "host(s), %.1f h, seed %llu\n", ri->model, ri->trace,
             ri->format, res->n_vms, res->n_vcpus, res->hosts, res->hours,
             ri->seed);
+    if (ri->shape) {
+        fprintf(f, "shape: %zu VMs, %zu vCPUs%s, demand mean %.2f / peak "
+                "%.2f cores (nominal vCPUs)\n", ri->shape->n_vms,
+                ri->shape->n_vcpus,
+                ri->repeat > 1 ? " (after --repeat)" : "",
+                ri->shape->mean_cores, ri->shape->peak_cores);
+    }
     fprintf(f, "%-13s %12s %9s %8s %9s %8s %9s %9s %8s %8s %7s\n",
             "policy", "energy_J", "avg_W", "vs_perf", "captured%",
             "unmet%", "ready50%", "ready99%", "pins/h", "freq/h",
@@ -76,6 +205,12 @@ report_text(FILE *f, const struct report_info *ri,
             }
         }
         fprintf(f, "\n");
+    }
+    if (ri->ts && ri->vm_policy) {
+        text_mix(f, ri, res);
+    }
+    if (ri->ts && ri->per_vm && res->vm_rows[SIM_P_VPOWER]) {
+        text_per_vm(f, ri, res);
     }
 }
 
@@ -146,6 +281,74 @@ report_json(FILE *f, const struct report_info *ri,
         json_object_object_add(rows, sim_pol_name(p), o);
     }
     json_object_object_add(root, "policies", rows);
+    if (ri->shape) {
+        json_object *sh = json_object_new_object();
+
+        json_object_object_add(sh, "vms",
+                               json_object_new_uint64(ri->shape->n_vms));
+        json_object_object_add(sh, "vcpus",
+                               json_object_new_uint64(ri->shape->n_vcpus));
+        json_object_object_add(sh, "mean_demand_cores",
+                               num(ri->shape->mean_cores));
+        json_object_object_add(sh, "peak_demand_cores",
+                               num(ri->shape->peak_cores));
+        json_object_object_add(sh, "repeat",
+                               json_object_new_int(ri->repeat ? ri->repeat
+                                                              : 1));
+        json_object_object_add(root, "shape", sh);
+    }
+    if (ri->ts && (ri->per_vm || ri->vm_policy)) {
+        json_object *arr = json_object_new_array();
+
+        for (size_t i = 0; i < res->n_vms; i++) {
+            json_object *o = json_object_new_object(), *pols;
+            const struct pol_vm_policy *vp =
+                ri->vm_policy ? &ri->vm_policy[i] : NULL;
+
+            json_object_object_add(o, "name",
+                json_object_new_string(ri->ts->vms[i].name));
+            json_object_object_add(o, "policy",
+                json_object_new_string(pol_kind_name(vm_kind(ri, i))));
+            json_object_object_add(o, "latency_us",
+                json_object_new_int64(vp ? vp->latency_us : 0));
+            json_object_object_add(o, "vcpus",
+                json_object_new_int64(ri->ts->vms[i].n_vcpus));
+            pols = json_object_new_object();
+            for (int p = 0; p < SIM_P_LOWER; p++) {
+                const struct sim_vm_row *v;
+                json_object *q;
+
+                if (!res->vm_rows[p]) {
+                    continue;
+                }
+                v = &res->vm_rows[p][i];
+                q = json_object_new_object();
+                json_object_object_add(q, "demand_core_s",
+                                       num(v->demand_core_s));
+                json_object_object_add(q, "unmet_pct",
+                    num(pct_of(v->unmet_core_s, v->demand_core_s)));
+                json_object_object_add(q, "ready_s", num(v->ready_s));
+                json_object_object_add(q, "ready_p99_pct",
+                                       num(v->ready_p99_pct));
+                json_object_object_add(pols, sim_pol_name(p), q);
+            }
+            json_object_object_add(o, "policies", pols);
+            if (vm_kind(ri, i) == POL_PERFORMANCE
+                && res->vm_rows[SIM_P_VPOWER]
+                && res->vm_rows[SIM_P_PERFORMANCE]) {
+                json_object_object_add(o, "perf_ready_ok",
+                    json_object_new_boolean(report_perf_vm_ok(
+                        res->vm_rows[SIM_P_VPOWER][i].ready_p99_pct,
+                        res->vm_rows[SIM_P_PERFORMANCE][i].ready_p99_pct)));
+            }
+            json_object_array_add(arr, o);
+        }
+        json_object_object_add(root, "per_vm", arr);
+    }
+    if (ri->balanced_energy_j > 0) {
+        json_object_object_add(root, "vpower_all_balanced_energy_j",
+                               num(ri->balanced_energy_j));
+    }
     s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY
                                        | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (fprintf(f, "%s\n", s) < 0) {

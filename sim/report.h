@@ -7,9 +7,12 @@
 #ifndef VPOWER_SIM_REPORT_H
 #define VPOWER_SIM_REPORT_H 1
 
+#include <stdbool.h>
 #include <stdio.h>
 
+#include "policy/policy.h"
 #include "sim/simrun.h"
+#include "sim/trace.h"
 
 /* Header of the run, copied into the outputs. */
 struct report_info {
@@ -17,7 +20,25 @@ struct report_info {
     const char *trace;            /* Trace directory. */
     const char *format;           /* Reader name. */
     unsigned long long seed;
+    /* Appended (second simulator round); zero = not shown. */
+    const struct trace_shape *shape;   /* Header line + "shape" JSON. */
+    const struct trace_set *ts;        /* VM names for per-VM output. */
+    const struct pol_vm_policy *vm_policy; /* [ts->n_vms] or NULL. */
+    bool per_vm;                       /* Print the per-VM table. */
+    unsigned repeat;                   /* --repeat K (0/1 = none). */
+    double balanced_energy_j;          /* vpower with every VM balanced,
+                                        * same input (> 0 if run): the
+                                        * mix's cost is the difference. */
 };
+
+/* The acceptance rule for performance VMs under a policy mix: a VM
+ * passes if its ready p99 under vpower is at most REPORT_PERF_RATIO
+ * times its p99 under the performance baseline, or at most
+ * REPORT_PERF_FLOOR_PCT (% of the interval; 0.1 % = 0.3 s in 5 min),
+ * below which ready time is noise of the 1 s step. */
+#define REPORT_PERF_RATIO 1.2
+#define REPORT_PERF_FLOOR_PCT 0.1
+bool report_perf_vm_ok(double vpower_p99, double perf_p99);
 
 /* Writes an aligned text table of the rows that ran to 'f'. */
 void report_text(FILE *f, const struct report_info *ri,

@@ -10,10 +10,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "sim/rng.h"
 
 static const struct trace_reader *const readers[] = {
     &trace_bitbrains,           /* Probed first: it checks a header. */
@@ -117,17 +122,35 @@ int
 trace_read_file(const char *dir, const char *name, char **text,
                 size_t *len, char *err, size_t errlen)
 {
+    return trace_read_file_max(dir, name, 0, text, len, err, errlen);
+}
+
+int
+trace_read_file_max(const char *dir, const char *name, size_t max,
+                    char **text, size_t *len, char *err, size_t errlen)
+{
     char path[4096];
     FILE *f;
     char *buf = NULL;
     size_t n = 0, cap = 0;
+    struct stat st;
 
+    if (!max) {
+        max = TRACE_MAX_FILE_BYTES;
+    }
     snprintf(path, sizeof path, "%s/%s", dir, name);
     f = fopen(path, "rb");
     if (!f) {
         int e = errno;
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
+    }
+    /* Bounded: a huge file (or one growing while read) is an error, not
+     * an allocation that takes the machine down. */
+    if (!fstat(fileno(f), &st) && (uint64_t) st.st_size > max) {
+        snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+        fclose(f);
+        return -EFBIG;
     }
     for (;;) {
         if (cap - n < 4096) {
@@ -139,6 +162,12 @@ trace_read_file(const char *dir, const char *name, char **text,
         }
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
+        if (n > max) {
+            snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+            fclose(f);
+            free(buf);
+            return -EFBIG;
+        }
         if (got == 0) {
             break;
         }
@@ -154,4 +183,146 @@ trace_read_file(const char *dir, const char *name, char **text,
     *text = buf;
     *len = n;
     return 0;
+}
+
+void
+trace_spread(struct rng *r, double busy, uint32_t n, uint32_t *out_ppm)
+{
+    double w[TRACE_MAX_VCPUS], d[TRACE_MAX_VCPUS];
+    bool capped[TRACE_MAX_VCPUS];
+    double left;
+
+    if (n > TRACE_MAX_VCPUS) {
+        abort();
+    }
+    busy = busy < 0 ? 0 : busy > n ? n : busy;
+    left = busy;
+    for (uint32_t i = 0; i < n; i++) {
+        w[i] = rng_exp(r, 1.0);
+        d[i] = 0;
+        capped[i] = false;
+    }
+    /* Each round gives what is left to the uncapped vCPUs by weight; a
+     * vCPU reaching 1.0 is capped and its excess goes round again.  At
+     * most n rounds: every extra round caps one more vCPU. */
+    for (uint32_t round = 0; round <= n && left > 1e-12; round++) {
+        double sw = 0;
+        bool again = false;
+
+        for (uint32_t i = 0; i < n; i++) {
+            sw += capped[i] ? 0 : w[i];
+        }
+        if (sw <= 0) {
+            break;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (capped[i]) {
+                continue;
+            }
+            d[i] += left * w[i] / sw;
+            if (d[i] >= 1.0) {
+                capped[i] = true;
+                again = true;
+            }
+        }
+        left = busy;
+        for (uint32_t i = 0; i < n; i++) {
+            if (d[i] > 1.0) {
+                d[i] = 1.0;
+            }
+            left -= d[i];
+        }
+        if (!again) {
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        out_ppm[i] = (uint32_t) lround(d[i] * 1e6);
+    }
+}
+
+int
+trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed)
+{
+    size_t n0 = set->n_vms, ni = set->n_intervals;
+    struct trace_vm *v;
+
+    if (K == 0 || n0 > SIZE_MAX / K / 2 || n0 * K > (1u << 20)) {
+        return -EINVAL;
+    }
+    if (K == 1) {
+        return 0;
+    }
+    v = realloc(set->vms, n0 * K * sizeof *v);
+    if (!v) {
+        abort();
+    }
+    set->vms = v;
+    for (unsigned k = 1; k < K; k++) {
+        for (size_t i = 0; i < n0; i++) {
+            const struct trace_vm *src = &v[i];
+            struct trace_vm *dst = &v[k * n0 + i];
+            uint32_t nv = src->n_vcpus;
+            struct rng r;
+            size_t off;
+            size_t len = strlen(src->name) + 16;
+
+            rng_init(&r, seed ^ UINT64_C(0x5e9ea7), k, i);
+            off = ni > 1 ? 1 + (size_t) (rng_uniform(&r) * (ni - 1)) : 0;
+            if (off >= ni) {
+                off = ni - 1;
+            }
+            dst->name = malloc(len);
+            dst->demand_ppm = calloc(ni * nv, sizeof *dst->demand_ppm);
+            if (!dst->name || !dst->demand_ppm) {
+                abort();
+            }
+            snprintf(dst->name, len, "%s@%u", src->name, k);
+            dst->n_vcpus = nv;
+            for (size_t t = 0; t < ni; t++) {
+                const uint32_t *s = &src->demand_ppm[((t + off) % ni) * nv];
+                double busy = 0;
+
+                for (uint32_t c = 0; c < nv; c++) {
+                    busy += s[c] / 1e6;
+                }
+                if (nv == 1 || busy <= 0) {
+                    memcpy(&dst->demand_ppm[t * nv], s, nv * sizeof *s);
+                    continue;
+                }
+                rng_init(&r, seed ^ UINT64_C(0x5e9ea8),
+                         ((uint64_t) k << 32) | i, t);
+                trace_spread(&r, busy, nv, &dst->demand_ppm[t * nv]);
+            }
+        }
+    }
+    set->n_vms = n0 * K;
+    return 0;
+}
+
+void
+trace_set_shape(const struct trace_set *set, struct trace_shape *out)
+{
+    double sum = 0, peak = 0;
+
+    memset(out, 0, sizeof *out);
+    out->n_vms = set->n_vms;
+    for (size_t i = 0; i < set->n_vms; i++) {
+        out->n_vcpus += set->vms[i].n_vcpus;
+    }
+    for (size_t t = 0; t < set->n_intervals; t++) {
+        double tot = 0;
+
+        for (size_t i = 0; i < set->n_vms; i++) {
+            const struct trace_vm *vm = &set->vms[i];
+
+            for (uint32_t c = 0; c < vm->n_vcpus; c++) {
+                tot += vm->demand_ppm[t * vm->n_vcpus + c] / 1e6;
+            }
+        }
+        sum += tot;
+        peak = tot > peak ? tot : peak;
+    }
+    out->mean_cores = set->n_intervals ? sum / set->n_intervals : 0;
+    out->peak_cores = peak;
 }

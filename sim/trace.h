@@ -29,6 +29,20 @@ struct trace_set {
     struct trace_vm *vms;     /* [n_vms] (owned), in file-name order. */
     size_t n_intervals;
     uint32_t interval_s;      /* Seconds per interval (300). */
+    /* Appended (second simulator round): what the reader changed. */
+    size_t n_clamped;         /* Rows whose usage exceeded the VM's
+                               * provisioned capacity, clamped to it. */
+    size_t n_absent;          /* Rows of a VM that did not exist (0
+                               * cores), treated as no demand. */
+};
+
+/* Aggregate shape of a trace set, for comparing runs on different
+ * traces side by side. */
+struct trace_shape {
+    size_t n_vms, n_vcpus;
+    double mean_cores;        /* Mean over intervals of the summed demand
+                               * of all VMs, in nominal vCPUs (cores). */
+    double peak_cores;        /* Largest interval's summed demand. */
 };
 
 /* What the caller wants from a reader. */
@@ -38,7 +52,13 @@ struct trace_opts {
                                * than that is an error. */
     size_t max_intervals;     /* 0 = the format's default (one day). */
     uint64_t seed;            /* For readers with seeded spreading. */
+    size_t max_file_bytes;    /* Appended: largest file accepted (0 =
+                               * TRACE_MAX_FILE_BYTES); bigger files are
+                               * rejected with "FILE: larger than N
+                               * bytes" before they are parsed. */
 };
+
+#define TRACE_MAX_FILE_BYTES ((size_t) 256 << 20)
 
 /* A reader: one per file format. */
 struct trace_reader {
@@ -83,8 +103,41 @@ void trace_names_free(char **names, size_t n);
 
 /* Reads the whole file 'dir'/'name' into a malloc'ed NUL-terminated
  * buffer '*text' of '*len' bytes.  Returns 0 or a negative errno with
- * "FILE: reason" in 'err'. */
+ * "FILE: reason" in 'err'.  Files above TRACE_MAX_FILE_BYTES give
+ * -EFBIG; trace_read_file_max() takes the bound ('max' 0 = default). */
 int trace_read_file(const char *dir, const char *name, char **text,
                     size_t *len, char *err, size_t errlen);
+int trace_read_file_max(const char *dir, const char *name, size_t max,
+                        char **text, size_t *len, char *err,
+                        size_t errlen);
+
+/* ---- Spreading a VM's demand over its vCPUs (sim/trace.c) ----------
+ *
+ * Traces of multi-vCPU VMs give the VM's total ('busy' vCPUs, 0..n).
+ * Real guests do not keep every vCPU equally busy, so the total is split
+ * with weights drawn from Dirichlet(1, ..., 1) (independent Exp(1)
+ * draws, normalised) from 'r': each vCPU gets busy * w_i, capped at one
+ * full vCPU (1e6 ppm) with the excess given to the uncapped vCPUs in
+ * proportion to their weights, repeated until nothing is left over.  The
+ * sum is preserved exactly up to rounding to ppm (busy is clamped to
+ * [0, n] first).  'n' <= TRACE_MAX_VCPUS. */
+#define TRACE_MAX_VCPUS 256
+struct rng;
+void trace_spread(struct rng *r, double busy, uint32_t n,
+                  uint32_t *out_ppm);
+
+/* Repeats the VMs of 'set' K times in place (K >= 1; 1 = unchanged) to
+ * scale a small set up.  Copy 0 is the original; copy k >= 1 of VM i is
+ * named "NAME@k" and differs from the original in three seeded ways
+ * (from 'seed', k and i): its intervals are rotated by an offset drawn
+ * uniformly from [1, n_intervals - 1] (circularly: the loaded window is
+ * treated as one repeating period), each interval's VM total is spread
+ * over its vCPUs again with trace_spread() from its own stream, and its
+ * bursts differ because the simulator keys bursts by VM index.  Returns
+ * 0 or -EINVAL (K == 0, or too many VMs). */
+int trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed);
+
+/* Computes the shape of 'set' into 'out'. */
+void trace_set_shape(const struct trace_set *set, struct trace_shape *out);
 
 #endif /* sim/trace.h */

@@ -33,7 +33,10 @@
 
 #define BB_INTERVAL_S 300
 #define BB_DEFAULT_INTERVALS 288
-#define BB_MAX_VCPUS 256
+#define BB_MAX_VCPUS TRACE_MAX_VCPUS
+/* Unix seconds: anything past year 2100 is not a Bitbrains timestamp
+ * (and a double that large would not convert to int64_t). */
+#define BB_MAX_TS 4102444800.0
 
 /* One parsed file before alignment. */
 struct bb_file {
@@ -42,6 +45,8 @@ struct bb_file {
     uint32_t *cores;          /* 0 = absent. */
     double *busy;             /* Busy vCPUs, 0..cores. */
     uint32_t max_cores;
+    size_t n_clamped;         /* Rows with usage > provisioned. */
+    size_t n_absent;          /* Rows with 0 cores. */
 };
 
 static bool
@@ -140,6 +145,11 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
                 return -EINVAL;
             }
         }
+        if (v[0] > BB_MAX_TS) {
+            snprintf(err, errlen, "%s:%zu: timestamp %.0f is not Unix "
+                     "seconds before 2100", file, line, v[0]);
+            return -EINVAL;
+        }
         if (v[1] != floor(v[1]) || v[1] > BB_MAX_VCPUS) {
             snprintf(err, errlen, "%s:%zu: CPU cores %g out of range "
                      "[0, %d]", file, line, v[1], BB_MAX_VCPUS);
@@ -169,11 +179,14 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
         if (v[1] > 0) {
             double b = v[3] / (v[2] / v[1]);
 
+            /* Up to 106 % in the data set: the VM's full demand. */
+            bf->n_clamped += b > v[1];
             bf->busy[bf->n_rows] = b > v[1] ? v[1] : b;
             if (v[1] > bf->max_cores) {
                 bf->max_cores = (uint32_t) v[1];
             }
         } else {
+            bf->n_absent++;
             bf->busy[bf->n_rows] = 0;
         }
         bf->n_rows++;
@@ -191,57 +204,6 @@ bb_free(struct bb_file *bf)
     free(bf->ts);
     free(bf->cores);
     free(bf->busy);
-}
-
-/* Spreads 'busy' vCPUs over 'n' vCPUs with Dirichlet(1) weights, capping
- * each at 1.0 and moving the excess to the uncapped ones. */
-static void
-spread(struct rng *r, double busy, uint32_t n, uint32_t *out_ppm)
-{
-    double w[BB_MAX_VCPUS], d[BB_MAX_VCPUS];
-    bool capped[BB_MAX_VCPUS];
-    double left = busy;
-
-    for (uint32_t i = 0; i < n; i++) {
-        w[i] = rng_exp(r, 1.0);
-        d[i] = 0;
-        capped[i] = false;
-    }
-    for (int round = 0; round < BB_MAX_VCPUS && left > 1e-12; round++) {
-        double sw = 0;
-        bool again = false;
-
-        for (uint32_t i = 0; i < n; i++) {
-            sw += capped[i] ? 0 : w[i];
-        }
-        if (sw <= 0) {
-            break;
-        }
-        double give = left;
-        for (uint32_t i = 0; i < n; i++) {
-            if (capped[i]) {
-                continue;
-            }
-            d[i] += give * w[i] / sw;
-            if (d[i] >= 1.0) {
-                capped[i] = true;
-                again = true;
-            }
-        }
-        left = busy;
-        for (uint32_t i = 0; i < n; i++) {
-            if (d[i] > 1.0) {
-                d[i] = 1.0;
-            }
-            left -= d[i];
-        }
-        if (!again) {
-            break;
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        out_ppm[i] = (uint32_t) lround(d[i] * 1e6);
-    }
 }
 
 static int
@@ -275,7 +237,8 @@ bb_load(const char *dir, const struct trace_opts *opts,
         size_t len;
 
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
+        rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
+                                 &text, &len, err, errlen);
         if (!rc) {
             rc = bb_parse(path, text, &bf[i], err, errlen);
             free(text);
@@ -307,6 +270,8 @@ bb_load(const char *dir, const struct trace_opts *opts,
         }
         vm->name = names[i];
         names[i] = NULL;
+        set->n_clamped += bf[i].n_clamped;
+        set->n_absent += bf[i].n_absent;
         vm->n_vcpus = bf[i].max_cores ? bf[i].max_cores : 1;
         vm->demand_ppm = calloc(n_int * vm->n_vcpus,
                                 sizeof *vm->demand_ppm);
@@ -345,7 +310,7 @@ bb_load(const char *dir, const struct trace_opts *opts,
                 continue;
             }
             rng_init(&r, opts->seed ^ UINT64_C(0xb17b4a1), i, k);
-            spread(&r, sum[k] / cnt[k], cores[k],
+            trace_spread(&r, sum[k] / cnt[k], cores[k],
                    &vm->demand_ppm[k * vm->n_vcpus]);
         }
         free(sum);

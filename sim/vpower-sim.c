@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "policy/model.h"
+#include "sim/mix.h"
 #include "sim/report.h"
 #include "sim/simrun.h"
 #include "sim/trace.h"
@@ -34,7 +35,13 @@ usage(FILE *f)
 "                        dpdk-vmpm | nova-offline (default vpower)\n"
 "  --compare             run all of them and the lower bound\n"
 "  --json                JSON instead of the text table\n"
-"  --plot FILE           also write a gnuplot script (FILE.svg output)\n");
+"  --plot FILE           also write a gnuplot script (FILE.svg output)\n"
+"  --repeat K            repeat the trace's VMs K times (seeded time\n"
+"                        offsets and vCPU spreads; see docs/simulator.md)\n"
+"  --policy-mix SPEC     per-VM policies, e.g. performance=10%%,powersave=30%%\n"
+"                        (seeded exact counts; the rest balanced)\n"
+"  --policy-file FILE    lines 'VM POLICY [LATENCY_US]' (VM = trace file)\n"
+"  --per-vm              per-VM ready p99 and unmet demand table\n");
 }
 
 static int
@@ -93,11 +100,20 @@ main(int argc, char *argv[])
         { "compare", no_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
         { "plot", required_argument, NULL, 'P' },
+        { "repeat", required_argument, NULL, 'R' },
+        { "policy-mix", required_argument, NULL, 'x' },
+        { "policy-file", required_argument, NULL, 'f' },
+        { "per-vm", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, '?' },
         { NULL, 0, NULL, 0 },
     };
     const char *model_path = NULL, *trace_dir = NULL, *format = "auto";
-    const char *plot = NULL;
+    const char *plot = NULL, *mix_text = NULL, *mix_file = NULL;
+    unsigned long long repeat = 1;
+    bool per_vm = false;
+    struct pol_vm_policy *vm_pol = NULL;
+    struct trace_shape shape;
+    double balanced_j = 0;
     unsigned long long vms = 0, hosts = 1, seed = 1;
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
@@ -107,7 +123,7 @@ main(int argc, char *argv[])
     struct trace_opts topts;
     struct sim_opts so;
     struct sim_result res;
-    struct report_info ri;
+    struct report_info ri = { 0 };
     const struct trace_reader *rd;
     char err[512], *text = NULL;
     int rc;
@@ -122,6 +138,16 @@ main(int argc, char *argv[])
         case 'P': plot = optarg; break;
         case 'c': compare = true; break;
         case 'j': json = true; break;
+        case 'V': per_vm = true; break;
+        case 'x': mix_text = optarg; break;
+        case 'f': mix_file = optarg; break;
+        case 'R':
+            if (parse_u64(optarg, 1000, &repeat) || !repeat) {
+                fprintf(stderr, "vpower-sim: bad --repeat '%s' "
+                        "(1..1000)\n", optarg);
+                return 2;
+            }
+            break;
         case 'n':
             if (parse_u64(optarg, 1000000, &vms) || !vms) {
                 fprintf(stderr, "vpower-sim: bad --vms '%s'\n", optarg);
@@ -170,6 +196,11 @@ main(int argc, char *argv[])
         usage(stderr);
         return 2;
     }
+    if (mix_text && mix_file) {
+        fprintf(stderr, "vpower-sim: --policy-mix and --policy-file "
+                "exclude each other\n");
+        return 2;
+    }
     rc = read_text(model_path, &text);
     if (rc) {
         fprintf(stderr, "vpower-sim: %s: %s\n", model_path, strerror(-rc));
@@ -195,12 +226,60 @@ main(int argc, char *argv[])
         fprintf(stderr, "vpower-sim: %s\n", err);
         return 1;
     }
+    if (ts.n_clamped || ts.n_absent) {
+        fprintf(stderr, "vpower-sim: note: %zu rows above the provisioned "
+                "capacity clamped to it, %zu rows with 0 cores treated as "
+                "absent (whole files)\n", ts.n_clamped, ts.n_absent);
+    }
+    if (trace_set_repeat(&ts, (unsigned) repeat, seed)) {
+        fprintf(stderr, "vpower-sim: --repeat %llu: too many VMs\n",
+                repeat);
+        trace_set_free(&ts);
+        return 2;
+    }
+    trace_set_shape(&ts, &shape);
+    if (mix_text || mix_file) {
+        struct mix_spec spec;
+
+        vm_pol = calloc(ts.n_vms ? ts.n_vms : 1, sizeof *vm_pol);
+        if (!vm_pol) {
+            abort();
+        }
+        if (mix_text) {
+            rc = mix_parse(mix_text, &spec, err, sizeof err);
+            if (!rc) {
+                mix_assign(&spec, ts.n_vms, seed, vm_pol);
+            }
+        } else {
+            rc = mix_load_file(mix_file, &ts, vm_pol, err, sizeof err);
+        }
+        if (rc) {
+            fprintf(stderr, "vpower-sim: %s\n", err);
+            free(vm_pol);
+            trace_set_free(&ts);
+            return mix_text ? 2 : 1;
+        }
+    }
     memset(&so, 0, sizeof so);
     so.m = &model;
     so.ts = &ts;
     so.hosts = (unsigned) hosts;
     so.seed = seed;
     so.on_mean_s = on_mean;
+    if (vm_pol) {
+        /* The mix's cost: vpower alone with every VM balanced. */
+        so.mask = 1u << SIM_P_VPOWER;
+        rc = sim_run(&so, &res, err, sizeof err);
+        balanced_j = res.rows[SIM_P_VPOWER].energy_j;
+        sim_result_free(&res);
+        if (rc) {
+            fprintf(stderr, "vpower-sim: %s\n", err);
+            free(vm_pol);
+            trace_set_free(&ts);
+            return 1;
+        }
+        so.vm_policy = vm_pol;
+    }
     so.mask = compare ? (1u << SIM_N_POL) - 1 : 1u << policy;
     rc = sim_run(&so, &res, err, sizeof err);
     if (rc) {
@@ -216,6 +295,12 @@ main(int argc, char *argv[])
     ri.trace = trace_dir;
     ri.format = rd->name;
     ri.seed = seed;
+    ri.shape = &shape;
+    ri.ts = &ts;
+    ri.vm_policy = vm_pol;
+    ri.per_vm = per_vm;
+    ri.repeat = (unsigned) repeat;
+    ri.balanced_energy_j = balanced_j;
     if (json) {
         rc = report_json(stdout, &ri, &res);
     } else {
@@ -229,5 +314,6 @@ main(int argc, char *argv[])
     }
     sim_result_free(&res);
     trace_set_free(&ts);
+    free(vm_pol);
     return rc ? 1 : 0;
 }
