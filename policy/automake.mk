@@ -13,4 +13,4 @@ policy_libvpowerpolicy_a_SOURCES = \
 	policy/policy.h
 
 # The file format and model derivations the parser implements.
-EXTRA_DIST += docs/energy-model.md
+EXTRA_DIST += docs/energy-model.md docs/policy.md
