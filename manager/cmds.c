@@ -165,6 +165,28 @@ period_seconds(const struct vpd *d)
     return (double) ns / 1e9;
 }
 
+/* Thermal state: where events come from, how many capacity changes were
+ * reported, and the cap per frequency domain in force (0 = none). */
+static struct json_object *
+thermal_result(const struct vpd *d)
+{
+    struct json_object *t = json_object_new_object();
+    struct json_object *caps = json_object_new_array();
+    unsigned n_capped = 0;
+
+    add_str(t, "source", d->thermal_source ? d->thermal_source : "none");
+    add_u64(t, "events_total", d->thermal_events);
+    for (unsigned dm = 0; dm < d->model.n_domains && dm < POL_MAX_DOMAINS;
+         dm++) {
+        json_object_array_add(caps, json_object_new_int64(
+            (int64_t) d->thermal_cap_khz[dm] * 1000));
+        n_capped += d->thermal_cap_khz[dm] != 0;
+    }
+    add_str(t, "state", n_capped ? "capped" : "normal");
+    add(t, "cap_hertz", caps);
+    return t;
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -187,11 +209,20 @@ status_result(struct vpd *d)
     add_dbl(r, "period_seconds", period_seconds(d));
     add_u64(r, "decisions_total", d->n_decisions);
     add_dbl(r, "power_watts", d->est_power_mw / 1000.0);
-    add_str(r, "energy_source", "model");
+    add_str(r, "energy_source", d->energy_source ? d->energy_source
+                                                 : "model");
     add_dbl(r, "energy_joules", d->host_energy_j);
     add_dbl(r, "baseline_energy_joules", d->baseline_energy_j);
-    add_dbl(r, "saved_joules", d->baseline_energy_j - d->host_energy_j);
-    add_str(r, "ready_source", d->hv_ops ? d->hv_ops->name : "none");
+    /* Accumulated per interval as max(0, baseline - actual) by the
+     * daemon: a counter, so it never goes down. */
+    add_dbl(r, "saved_joules", d->saved_energy_j);
+    add_dbl(r, "unattributed_energy_joules", d->unattributed_energy_j);
+    add_str(r, "ready_source", d->ready_source ? d->ready_source
+                               : d->hv_ops ? d->hv_ops->name : "none");
+    add_str(r, "frequency_source", d->freq_source ? d->freq_source
+                                                  : "host-driver");
+    add(r, "thermal", thermal_result(d));
+    add_str(r, "record", d->record_path ? d->record_path : "");
 
     for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
         const struct vpd_cpu *p = &d->cpus[c];

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/attrib.h"
 #include "manager/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
@@ -628,6 +629,9 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
         int r;
 
         next = vm->next;
+        for (unsigned i = 0; i < vm->n_vcpus; i++) {
+            vm->vcpus[i].sampled = false;
+        }
         r = d->hv_ops->vcpu_stats(d->hv, vm->dom.uuid, st, vm->n_vcpus, &n);
         if (r == -ENOENT) {
             vm_remove(d, vm);
@@ -651,6 +655,9 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             }
             pol_load_update(&vc->load, &d->model, st[i].cpu, khz, busy,
                             ready, interval_ns);
+            vc->busy_ns = busy;
+            vc->ready_ns = ready;
+            vc->sampled = true;
             vc->busy_total_ns += busy;
             vc->ready_total_ns += ready;
             vc->last_time_ns = st[i].time_ns;
@@ -958,6 +965,9 @@ execute(struct vpd *d, const struct pol_action *acts, size_t n)
             } else {
                 a->dom_freq_khz[x->domain] = x->khz;
                 d->n_actions[x->type]++;
+                if (x->domain < POL_MAX_DOMAINS) {
+                    d->dom_freq_changes[x->domain]++;
+                }
             }
             break;
         case POL_A_IDLE_LIMIT:
@@ -1136,26 +1146,56 @@ baseline_power(struct vpd *d)
     return pol_energy_power_mw(&d->model, b, pv->base_ppm);
 }
 
-/* Splits 'joules' over the VMs by their share of tracked vCPU load
- * (rough: platform and idle power follow the busy VMs). */
+/* Splits the interval's host energy 'joules' among the VMs by what their
+ * vCPUs ran and the active cores they hold (manager/attrib.h); the part
+ * no VM holds goes to the "_host" pseudo-VM. */
 static void
-attribute_energy(struct vpd *d, double joules)
+attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
 {
-    uint64_t total = 0;
+    struct attrib_vcpu *av;
+    double *vmj;
+    struct attrib_input ai;
+    struct attrib_result ar;
+    size_t k = 0, vi = 0, total = 0;
+    struct vpd_vm *vm;
 
-    for (struct vpd_vm *vm = d->vms; vm; vm = vm->next) {
-        for (unsigned i = 0; i < vm->n_vcpus; i++) {
-            total += vm->vcpus[i].load.avg_cap + 1;
+    for (vm = d->vms; vm; vm = vm->next) {
+        total += vm->n_vcpus;
+    }
+    av = XNEWARRAY(struct attrib_vcpu, total ? total : 1);
+    vmj = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
+    for (vm = d->vms; vm; vm = vm->next, vi++) {
+        for (unsigned j = 0; j < vm->n_vcpus; j++) {
+            const struct vpd_vcpu *vc = &vm->vcpus[j];
+            const struct cpuset *allowed = vm->unmanaged
+                                           ? &vm->dom.static_cpus
+                                           : &vc->applied;
+
+            av[k].vm = vi;
+            av[k].cpu = vc->cpu;
+            av[k].busy_ns = vc->sampled ? vc->busy_ns : 0;
+            av[k].allowed = cpuset_empty(allowed) ? NULL : allowed;
+            k++;
         }
     }
-    for (struct vpd_vm *vm = d->vms; vm && total; vm = vm->next) {
-        uint64_t mine = 0;
-
-        for (unsigned i = 0; i < vm->n_vcpus; i++) {
-            mine += vm->vcpus[i].load.avg_cap + 1;
+    memset(&ai, 0, sizeof ai);
+    ai.model = &d->model;
+    ai.dom_freq_khz = d->applied ? d->applied->dom_freq_khz : NULL;
+    ai.active = d->applied ? &d->applied->active : NULL;
+    ai.interval_ns = interval_ns;
+    ai.n_vms = d->n_vms;
+    ai.vcpus = av;
+    ai.n_vcpus = k;
+    ai.host_joules = joules;
+    if (attrib_split(&ai, vmj, &ar) == 0) {
+        vi = 0;
+        for (vm = d->vms; vm; vm = vm->next, vi++) {
+            vm->energy_j += vmj[vi];
         }
-        vm->energy_j += joules * (double) mine / (double) total;
+        d->unattributed_energy_j += ar.host_joules;
     }
+    free(av);
+    free(vmj);
 }
 
 static void
@@ -1220,10 +1260,15 @@ cycle(struct vpd *d, bool sample)
             d->est_power_mw = pol_energy_power_mw(&d->model, d->plan,
                                                   pv->busy_ppm);
             base = baseline_power(d);
-            if (d->last_cycle_ns) {
-                d->host_energy_j += d->est_power_mw / 1000.0 * dt;
-                d->baseline_energy_j += base / 1000.0 * dt;
-                attribute_energy(d, d->est_power_mw / 1000.0 * dt);
+            if (d->last_cycle_ns && interval) {
+                double e = d->est_power_mw / 1000.0 * dt;
+                double b = base / 1000.0 * dt;
+
+                d->host_energy_j += e;
+                d->baseline_energy_j += b;
+                /* Exported as a counter: never decreases. */
+                d->saved_energy_j += b > e ? b - e : 0.0;
+                attribute_energy(d, e, interval);
             }
             d->last_cycle_ns = now;
         }
@@ -1492,6 +1537,10 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     d->start_ns = clk_now_ns();
     d->override_performance = d->conf.override_performance;
     d->dry_run = d->dry_run || d->conf.dry_run;
+    d->energy_source = "model";
+    d->ready_source = d->hv_ops->name;
+    d->freq_source = "host-driver";
+    d->thermal_source = "none";
 
     d->host = d->host_ops->open(d->conf.sysfs_root, err, errlen);
     if (!d->host) {

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "manager/conf.h"
 #include "manager/drv.h"
@@ -39,6 +40,15 @@ struct vpd_vcpu {
     struct pol_load load;           /* Policy's per-vCPU history. */
     struct cpuset applied;          /* Allowed set as last applied. */
     struct cpuset original;         /* As found, restored on exit. */
+    /* Appended by the integration engineer: */
+    uint64_t busy_ns, ready_ns;     /* Deltas of the last sampled interval
+                                     * (what went into pol_load_update). */
+    bool sampled;                   /* The last sample updated the load
+                                     * (false while a counter source is
+                                     * re-primed). */
+    uint8_t src;                    /* enum vpd_src of last_*_ns. */
+    pid_t tid;                      /* Host thread, 0 = unknown. */
+    uint64_t last_halt_ns;          /* Halt-poll ns (KVM) at last sample. */
 };
 
 struct vpd_vm {
@@ -108,6 +118,23 @@ struct vpd {
      * frequency domain (status freq_domains[].changes_total); daemon.c
      * increments it next to n_actions[POL_A_SET_FREQ]. */
     uint64_t dom_freq_changes[POL_MAX_DOMAINS];
+    /* Appended by the integration engineer (status, exporter): */
+    double unattributed_energy_j;   /* The "_host" pseudo-VM's share of
+                                     * host_energy_j (manager/attrib.h). */
+    double saved_energy_j;          /* Sum over intervals of max(0,
+                                     * baseline - actual): monotonic. */
+    const char *energy_source;      /* "model" (static strings, never
+                                     * NULL after vpd_start). */
+    const char *ready_source;       /* "taskstats", "schedstat",
+                                     * "libvirt", "dummy", or two joined
+                                     * by '+' when VMs differ. */
+    const char *freq_source;        /* "aperf-mperf", "cpufreq",
+                                     * "nominal", "host-driver". */
+    const char *thermal_source;     /* "netlink" or "none". */
+    uint32_t thermal_cap_khz[POL_MAX_DOMAINS]; /* Caps of the last decision,
+                                     * 0 = none. */
+    uint64_t thermal_events;        /* Capacity changes reported. */
+    const char *record_path;        /* Record file in use, NULL if off. */
 };
 
 /* Looks a running VM up by name, UUID or numeric id (as virsh does). */
