@@ -533,6 +533,20 @@ render_status_head(struct json_object *r, FILE *f)
     kv(&t, "Energy:", fmt(b2, sizeof b2, "%.1f J (baseline %.1f J, saved "
                           "%.1f J, %.1f%%)", e, base, saved,
                           base > 0 ? 100.0 * saved / base : 0.0));
+    if (jget(r, "ready_source")) {
+        struct json_object *th = jget(r, "thermal");
+
+        kv(&t, "Inputs:", fmt(b2, sizeof b2, "ready time from %s, "
+                              "frequency from %s", jstr(r, "ready_source"),
+                              jget(r, "frequency_source")
+                              ? jstr(r, "frequency_source") : "?"));
+        if (th) {
+            kv(&t, "Thermal:", fmt(b2, sizeof b2, "%s (events from %s, "
+                                   "%lld changes)", jstr(th, "state"),
+                                   jstr(th, "source"),
+                                   (long long) jint(th, "events_total")));
+        }
+    }
     kv(&t, "CPUs:", fmt(b2, sizeof b2, "%lld active, %lld parked, %lld "
                         "offline", (long long) jint(r, "active_cpus"),
                         (long long) jint(r, "parked_cpus"),

@@ -122,6 +122,7 @@ build(struct vpd *d)
     d->n_errors[VPD_E_SYSFS] = 1;
     d->host_energy_j = 100.0;
     d->baseline_energy_j = 160.0;
+    d->saved_energy_j = 60.0;           /* The daemon accumulates it. */
     d->est_power_mw = 12500;
     d->n_cpus = 2;
     for (unsigned c = 0; c < 2; c++) {
