@@ -1,7 +1,8 @@
 # tests/sim/automake.mk -- simulator tests: trace readers (with fixtures
 # in tests/sim/data/) and a seeded compare scenario with invariants.
-check_PROGRAMS += tests/sim/test-trace tests/sim/test-scenario
-TESTS += tests/sim/test-trace tests/sim/test-scenario
+check_PROGRAMS += tests/sim/test-trace tests/sim/test-scenario \
+	tests/sim/test-mix
+TESTS += tests/sim/test-trace tests/sim/test-scenario tests/sim/test-mix
 
 tests_sim_test_trace_SOURCES = tests/sim/test-trace.c tests/sim/check.h
 tests_sim_test_trace_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
@@ -11,5 +12,9 @@ tests_sim_test_scenario_SOURCES = tests/sim/test-scenario.c \
 	tests/sim/check.h
 tests_sim_test_scenario_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_scenario_LDADD = $(SIM_LDADD)
+
+tests_sim_test_mix_SOURCES = tests/sim/test-mix.c tests/sim/check.h
+tests_sim_test_mix_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_mix_LDADD = $(SIM_LDADD)
 
 EXTRA_DIST += tests/sim/data

@@ -7,10 +7,12 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/burst.h"
+#include "sim/rng.h"
 #include "sim/trace.h"
 #include "tests/sim/check.h"
 
@@ -52,7 +54,7 @@ static void
 test_planetlab_ok(void)
 {
     const struct trace_reader *rd;
-    struct trace_opts o = { 2, 0, 1 };
+    struct trace_opts o = { 2, 0, 1, 0 };
     struct trace_set ts;
     char dir[4096], err[512] = "";
     int rc;
@@ -92,7 +94,7 @@ test_planetlab_ok(void)
 static void
 test_planetlab_bad(void)
 {
-    struct trace_opts o = { 0, 0, 1 };
+    struct trace_opts o = { 0, 0, 1, 0 };
     struct trace_set ts;
     char dir[4096], err[512] = "";
     int rc;
@@ -122,7 +124,7 @@ test_planetlab_bad(void)
 static void
 expect_bb_error(const char *sub, const char *prefix, const char *reason)
 {
-    struct trace_opts o = { 0, 0, 1 };
+    struct trace_opts o = { 0, 0, 1, 0 };
     struct trace_set ts;
     char dir[4096], err[512] = "";
     int rc;
@@ -141,7 +143,7 @@ expect_bb_error(const char *sub, const char *prefix, const char *reason)
 static void
 test_bitbrains(void)
 {
-    struct trace_opts o = { 0, 4, 7 };
+    struct trace_opts o = { 0, 4, 7, 0 };
     struct trace_set ts;
     char dir[4096], err[512] = "";
     const struct trace_vm *vm;
@@ -193,6 +195,162 @@ test_bitbrains(void)
     expect_bb_error("bb-fields", "/bb-fields/x.csv:2:", "fields");
     expect_bb_error("bb-order", "/bb-order/x.csv:3:", "not increasing");
     expect_bb_error("bb-empty", "/bb-empty/x.csv:1:", "no data rows");
+    expect_bb_error("bb-neg", "/bb-neg/x.csv:2:", "field 4 is negative");
+    /* A last line cut in the middle is rejected, not half-read. */
+    expect_bb_error("bb-trunc", "/bb-trunc/x.csv:3:", "fields");
+}
+
+/* Trap: gaps inside a file hold the previous value; after the last row
+ * the VM is absent; the README's clamped and absent rows are counted. */
+static void
+test_bitbrains_gap(void)
+{
+    struct trace_opts o = { 0, 6, 3, 0 };
+    struct trace_set ts;
+    char dir[4096], err[512] = "";
+    double busy[6];
+    int rc;
+
+    path_of(dir, sizeof dir, "bb-gap");
+    rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0);
+    if (rc) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK(ts.n_vms == 1 && ts.vms[0].n_vcpus == 2 && ts.n_intervals == 6);
+    for (int k = 0; k < 6; k++) {
+        busy[k] = (ts.vms[0].demand_ppm[2 * k]
+                   + ts.vms[0].demand_ppm[2 * k + 1]) / 1e6;
+    }
+    CHECK(busy[0] > 0.9999 && busy[0] < 1.0001);
+    CHECK(busy[1] > 1.9999 && busy[1] < 2.0001);
+    CHECK(busy[2] > 1.9999 && busy[2] < 2.0001);    /* Held. */
+    CHECK(busy[3] > 1.9999 && busy[3] < 2.0001);    /* Held. */
+    CHECK(busy[4] > 0.4999 && busy[4] < 0.5001);
+    CHECK(busy[5] == 0);                            /* After the end. */
+    CHECK(ts.n_clamped == 0 && ts.n_absent == 0);
+    trace_set_free(&ts);
+
+    path_of(dir, sizeof dir, "bb-ok");
+    o.max_intervals = 4;
+    rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0 && ts.n_clamped == 1 && ts.n_absent == 1);
+    trace_set_free(&ts);
+
+    /* A huge file is a bounded error, read no further than the bound. */
+    o.max_file_bytes = 300;
+    rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == -EFBIG && ts.n_vms == 0);
+    CHECK(strstr(err, "/bb-ok/62.csv: larger than 300 bytes") != NULL);
+}
+
+/* The spread model: sum preserved, capped at one vCPU, not all equal,
+ * same seed same split, other seed another split. */
+static void
+test_spread(void)
+{
+    uint32_t a[8], b[8], c[8], one[8];
+    struct rng r;
+    uint64_t sum = 0;
+    bool equal = true, same = true, differ = false;
+
+    rng_init(&r, 1, 2, 3);
+    trace_spread(&r, 2.5, 8, a);
+    rng_init(&r, 1, 2, 3);
+    trace_spread(&r, 2.5, 8, b);
+    rng_init(&r, 2, 2, 3);
+    trace_spread(&r, 2.5, 8, c);
+    for (int i = 0; i < 8; i++) {
+        sum += a[i];
+        equal &= a[i] == a[0];
+        same &= a[i] == b[i];
+        differ |= a[i] != c[i];
+        CHECK(a[i] <= 1000000);
+    }
+    CHECK(sum >= 2499996 && sum <= 2500004);
+    CHECK(!equal && same && differ);
+    /* Near-full VM: caps bind, excess moves, sum still exact. */
+    rng_init(&r, 9, 0, 0);
+    trace_spread(&r, 7.5, 8, one);
+    sum = 0;
+    for (int i = 0; i < 8; i++) {
+        sum += one[i];
+        CHECK(one[i] <= 1000000);
+    }
+    CHECK(sum >= 7499996 && sum <= 7500004);
+    /* Above n is clamped to n: every vCPU full. */
+    trace_spread(&r, 9.0, 8, one);
+    for (int i = 0; i < 8; i++) {
+        CHECK(one[i] == 1000000);
+    }
+}
+
+/* --repeat: K copies, named NAME@k, each interval's total kept (rotated),
+ * the split and the time offset differ from the original. */
+static void
+test_repeat(void)
+{
+    struct trace_opts o = { 0, 0, 5, 0 };
+    struct trace_set ts;
+    struct trace_shape sh0, sh;
+    char dir[4096], err[512] = "";
+    double tot0 = 0, tot1 = 0;
+    bool shifted = false;
+    int rc;
+
+    path_of(dir, sizeof dir, "pl-ok");
+    rc = trace_planetlab.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0);
+    if (rc) {
+        return;
+    }
+    trace_set_shape(&ts, &sh0);
+    CHECK(trace_set_repeat(&ts, 0, 1) == -EINVAL);
+    CHECK(trace_set_repeat(&ts, 4, 1) == 0);
+    CHECK(ts.n_vms == 12);
+    CHECK(!strcmp(ts.vms[3].name, "a_vm@1"));
+    CHECK(!strcmp(ts.vms[9].name, "a_vm@3"));
+    for (size_t t = 0; t < ts.n_intervals; t++) {
+        tot0 += ts.vms[0].demand_ppm[t];
+        tot1 += ts.vms[3].demand_ppm[t];
+        shifted |= ts.vms[0].demand_ppm[t] != ts.vms[3].demand_ppm[t];
+    }
+    CHECK(tot0 == tot1);          /* Rotation keeps the day's work. */
+    CHECK(shifted);
+    trace_set_shape(&ts, &sh);
+    CHECK(sh.n_vms == 12 && sh.n_vcpus == 12);
+    CHECK(sh.mean_cores > 3.999 * sh0.mean_cores
+          && sh.mean_cores < 4.001 * sh0.mean_cores);
+    trace_set_free(&ts);
+
+    /* Multi-vCPU copies are spread again: same totals, other split. */
+    path_of(dir, sizeof dir, "bb-ok");
+    o.max_intervals = 2;
+    rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0);
+    if (rc) {
+        return;
+    }
+    CHECK(trace_set_repeat(&ts, 3, 1) == 0 && ts.n_vms == 6);
+    {
+        const struct trace_vm *a = &ts.vms[0], *b = &ts.vms[2];
+        uint64_t sa = 0, sb = 0;
+        bool split_differs = false;
+
+        CHECK(!strcmp(b->name, "62.csv@1") && b->n_vcpus == 8);
+        for (int t = 0; t < 2; t++) {
+            for (int c = 0; c < 8; c++) {
+                sa += a->demand_ppm[t * 8 + c];
+                sb += b->demand_ppm[t * 8 + c];
+                split_differs |= a->demand_ppm[t * 8 + c]
+                                 != b->demand_ppm[((t + 1) % 2) * 8 + c];
+            }
+        }
+        CHECK((sa > sb ? sa - sb : sb - sa) < 20);
+        CHECK(split_differs);
+    }
+    trace_set_free(&ts);
 }
 
 static void
@@ -232,6 +390,9 @@ main(void)
     test_planetlab_ok();
     test_planetlab_bad();
     test_bitbrains();
+    test_bitbrains_gap();
+    test_spread();
+    test_repeat();
     test_burst();
     return fail_count ? 1 : 0;
 }
