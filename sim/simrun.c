@@ -48,6 +48,9 @@ sim_pol_parse(const char *name)
 struct inst {
     struct exec_host *h;
     struct pol_plan *plan;        /* Scratch for the next decision. */
+    uint32_t req_khz[POL_MAX_DOMAINS]; /* Last frequency the policy asked
+                                   * for (0 = none yet), restored when a
+                                   * thermal cap ends. */
 };
 
 struct host {
@@ -82,6 +85,41 @@ now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool
+thermal_capped(const struct sim_opts *o, unsigned dom, uint64_t t)
+{
+    return o->thermal_cap_khz && o->m->domains[dom].pkg == o->thermal_cap_pkg
+           && t >= o->thermal_from_s && t < o->thermal_to_s;
+}
+
+/* The hardware's thermal cap on top of policy 'in''s plan: domains of
+ * the capped package run at min(requested, cap) while the cap lasts and
+ * go back to the request afterwards. */
+static void
+thermal_apply(const struct sim_opts *o, struct inst *in, uint64_t t)
+{
+    if (!o->thermal_cap_khz) {
+        return;
+    }
+    for (unsigned d = 0; d < o->m->n_domains; d++) {
+        uint32_t *f = &in->plan->dom_freq_khz[d];
+
+        if (*f) {
+            in->req_khz[d] = *f;
+        }
+        if (o->m->domains[d].pkg != o->thermal_cap_pkg) {
+            continue;
+        }
+        if (!in->req_khz[d]) {
+            in->req_khz[d] = in->h->plan->dom_freq_khz[d];
+        }
+        *f = in->req_khz[d];
+        if (thermal_capped(o, d, t) && *f > o->thermal_cap_khz) {
+            *f = o->thermal_cap_khz;
+        }
+    }
 }
 
 static int
@@ -121,6 +159,10 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
     }
     cpuset_andnot(&in.online, &in.managed, &h->plan->offline);
     in.now_ns = t * UINT64_C(1000000000);
+    for (unsigned d = 0; d < m->n_domains; d++) {
+        in.thermal_cap_khz[d] = thermal_capped(o, d, t)
+                                ? o->thermal_cap_khz : 0;
+    }
     t0 = now_s();
     rc = pol_decide(hs->st, &in, vi->plan);
     res->decide_s += now_s() - t0;
@@ -130,6 +172,7 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
                  (unsigned long long) t, strerror(-rc));
         return rc;
     }
+    thermal_apply(o, vi, t);
     exec_apply(h, vi->plan);
     {
         uint64_t ns = vi->plan->next_interval_ns;
@@ -144,6 +187,7 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
         }
         baseline_plan((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
                       bi->plan);
+        thermal_apply(o, bi, t);
         exec_apply(bi->h, bi->plan);
     }
     return 0;

@@ -46,6 +46,14 @@ struct sim_opts {
     const struct pol_vm_policy *vm_policy; /* [ts->n_vms] per trace VM,
                                    * given to pol_decide(); NULL = all
                                    * balanced.  Baselines ignore it. */
+    uint32_t thermal_cap_khz;     /* 0 = none; else every domain of package
+                                   * thermal_cap_pkg runs at most this fast
+                                   * from thermal_from_s to thermal_to_s
+                                   * (sim time), for every policy (the
+                                   * hardware throttles); vpower also sees
+                                   * it in pol_input.thermal_cap_khz. */
+    unsigned thermal_cap_pkg;
+    uint64_t thermal_from_s, thermal_to_s;
 };
 
 /* Per-VM results of one policy (appended). */
