@@ -8,8 +8,8 @@
 # vpower.agenttest= on the console:
 #   bench     wait for the host, then `vpower-hint bench` (count from
 #             vpower.bench_count=, default 200)
-#   phases    latency-begin, hold vpower.phase_s= seconds (default 20),
-#             latency-end, hold again, then bench
+#   phases    hold vpower.phase_s= seconds (default 20), latency-begin,
+#             hold, latency-end, hold, then bench
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
 #             oversized header, an unknown type, a bad vCPU and a flood,
 #             after vpower.hostile_delay= seconds (default 0)
@@ -51,6 +51,7 @@ done
 echo "VPOWER-AGENT-READY tries=$i"
 
 if [ "$test" = phases ]; then
+    sleep "$phase_s"
     out=$(/bin/vpower-hint latency-begin --latency-us 200 2>&1)
     echo "VPOWER-AGENT-LATENCY-BEGIN rc=$? $out"
     sleep "$phase_s"
