@@ -25,3 +25,5 @@ dist_check_SCRIPTS += tests/integration/040-taskstats.sh
 TESTS += tests/integration/040-taskstats.sh
 dist_check_SCRIPTS += tests/integration/030-agent-channel.sh
 TESTS += tests/integration/030-agent-channel.sh
+dist_check_SCRIPTS += tests/integration/031-agent-vpowerd.sh
+TESTS += tests/integration/031-agent-vpowerd.sh
