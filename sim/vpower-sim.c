@@ -41,7 +41,11 @@ usage(FILE *f)
 "  --policy-mix SPEC     per-VM policies, e.g. performance=10%%,powersave=30%%\n"
 "                        (seeded exact counts; the rest balanced)\n"
 "  --policy-file FILE    lines 'VM POLICY [LATENCY_US]' (VM = trace file)\n"
-"  --per-vm              per-VM ready p99 and unmet demand table\n");
+"  --per-vm              per-VM ready p99 and unmet demand table\n"
+"  --thermal-cap KHZ@H[-H2]  cap package --thermal-pkg's domains at KHZ\n"
+"                        from hour 0 (or H) for H hours (or to hour H2);\n"
+"                        also runs without it and prints both\n"
+"  --thermal-pkg N       package the cap applies to (default 0)\n");
 }
 
 static int
@@ -84,6 +88,67 @@ parse_u64(const char *s, unsigned long long max, unsigned long long *out)
     return (errno || end == s || *end || *s == '-' || *out > max) ? -1 : 0;
 }
 
+/* "KHZ@HOURS" (from 0) or "KHZ@FROM-TO" (hours of sim time). */
+static int
+parse_cap(const char *s, unsigned long long *khz, double *from, double *to)
+{
+    char buf[128], *at, *dash, *end;
+
+    if (strlen(s) >= sizeof buf) {
+        return -1;
+    }
+    strcpy(buf, s);
+    at = strchr(buf, '@');
+    if (!at) {
+        return -1;
+    }
+    *at = '\0';
+    if (parse_u64(buf, 100000000, khz) || !*khz) {
+        return -1;
+    }
+    dash = strchr(at + 1, '-');
+    if (dash) {
+        *dash = '\0';
+    }
+    *from = strtod(at + 1, &end);
+    if (end == at + 1 || *end || !(*from >= 0 && *from <= 24 * 366)) {
+        return -1;
+    }
+    if (!dash) {
+        *to = *from;
+        *from = 0;
+        return *to > 0 ? 0 : -1;
+    }
+    *to = strtod(dash + 1, &end);
+    if (end == dash + 1 || *end || !(*to > *from && *to <= 24 * 366)) {
+        return -1;
+    }
+    return 0;
+}
+
+/* With a thermal cap: each policy's energy, unmet demand and ready p99
+ * with the signal off (first run) and on. */
+static void
+print_signal(FILE *f, const char *what, const struct sim_result *off,
+             const struct sim_result *on)
+{
+    fprintf(f, "signal %s off -> on:\n%-13s %12s %12s %8s %9s %9s %9s "
+            "%9s\n", what, "policy", "energy_J", "energy_J", "ratio",
+            "unmet%", "unmet%", "ready99%", "ready99%");
+    for (int p = 0; p < SIM_N_POL; p++) {
+        const struct sim_row *a = &off->rows[p], *b = &on->rows[p];
+
+        if (!a->ran || !b->ran) {
+            continue;
+        }
+        fprintf(f, "%-13s %12.0f %12.0f %8.4f %9.3f %9.3f %9.3f %9.3f\n",
+                sim_pol_name(p), a->energy_j, b->energy_j,
+                a->energy_j > 0 ? b->energy_j / a->energy_j : 0,
+                a->unmet_pct, b->unmet_pct, a->ready_p99_pct,
+                b->ready_p99_pct);
+    }
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -104,6 +169,8 @@ main(int argc, char *argv[])
         { "policy-mix", required_argument, NULL, 'x' },
         { "policy-file", required_argument, NULL, 'f' },
         { "per-vm", no_argument, NULL, 'V' },
+        { "thermal-cap", required_argument, NULL, 'T' },
+        { "thermal-pkg", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, '?' },
         { NULL, 0, NULL, 0 },
     };
@@ -114,6 +181,10 @@ main(int argc, char *argv[])
     struct pol_vm_policy *vm_pol = NULL;
     struct trace_shape shape;
     double balanced_j = 0;
+    unsigned long long cap_khz = 0, cap_pkg = 0;
+    double cap_from_h = 0, cap_to_h = 0;
+    struct sim_result nocap;
+    bool have_nocap = false;
     unsigned long long vms = 0, hosts = 1, seed = 1;
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
@@ -140,6 +211,20 @@ main(int argc, char *argv[])
         case 'j': json = true; break;
         case 'V': per_vm = true; break;
         case 'x': mix_text = optarg; break;
+        case 'T':
+            if (parse_cap(optarg, &cap_khz, &cap_from_h, &cap_to_h)) {
+                fprintf(stderr, "vpower-sim: bad --thermal-cap '%s' (KHZ@"
+                        "HOURS or KHZ@FROM-TO, hours)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'K':
+            if (parse_u64(optarg, POL_MAX_PKGS - 1, &cap_pkg)) {
+                fprintf(stderr, "vpower-sim: bad --thermal-pkg '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'f': mix_file = optarg; break;
         case 'R':
             if (parse_u64(optarg, 1000, &repeat) || !repeat) {
@@ -281,6 +366,28 @@ main(int argc, char *argv[])
         so.vm_policy = vm_pol;
     }
     so.mask = compare ? (1u << SIM_N_POL) - 1 : 1u << policy;
+    if (cap_khz) {
+        if (cap_pkg >= model.n_pkgs) {
+            fprintf(stderr, "vpower-sim: --thermal-pkg %llu: the model "
+                    "has %u package(s)\n", cap_pkg, model.n_pkgs);
+            free(vm_pol);
+            trace_set_free(&ts);
+            return 2;
+        }
+        rc = sim_run(&so, &nocap, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "vpower-sim: %s\n", err);
+            sim_result_free(&nocap);
+            free(vm_pol);
+            trace_set_free(&ts);
+            return 1;
+        }
+        have_nocap = true;
+        so.thermal_cap_khz = (uint32_t) cap_khz;
+        so.thermal_cap_pkg = (unsigned) cap_pkg;
+        so.thermal_from_s = (uint64_t) (cap_from_h * 3600 + 0.5);
+        so.thermal_to_s = (uint64_t) (cap_to_h * 3600 + 0.5);
+    }
     rc = sim_run(&so, &res, err, sizeof err);
     if (rc) {
         fprintf(stderr, "vpower-sim: %s\n", err);
@@ -305,6 +412,17 @@ main(int argc, char *argv[])
         rc = report_json(stdout, &ri, &res);
     } else {
         report_text(stdout, &ri, &res);
+        if (have_nocap) {
+            char what[128];
+
+            snprintf(what, sizeof what, "thermal cap %llu kHz on package "
+                     "%llu, hours %g-%g", cap_khz, cap_pkg, cap_from_h,
+                     cap_to_h);
+            print_signal(stdout, what, &nocap, &res);
+        }
+    }
+    if (have_nocap) {
+        sim_result_free(&nocap);
     }
     if (!rc && plot) {
         rc = report_plot(plot, &ri, &res);
