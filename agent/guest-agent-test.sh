@@ -10,6 +10,8 @@
 #             vpower.bench_count=, default 200)
 #   phases    hold vpower.phase_s= seconds (default 20), latency-begin,
 #             hold, latency-end, hold, then bench
+#   direct    no agent: vpower-hint without an agent must fail with exit
+#             3, then `vpower-hint --direct` talks to the port itself
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
 #             oversized header, an unknown type, a bad vCPU and a flood,
 #             after vpower.hostile_delay= seconds (default 0)
@@ -33,6 +35,20 @@ if [ "$test" = hostile ]; then
     echo "VPOWER-AGENT-HOSTILE-START"
     /bin/vpower-gch-hostile
     echo "VPOWER-AGENT-HOSTILE-DONE rc=$?"
+    exit 0
+fi
+
+if [ "$test" = direct ]; then
+    out=$(/bin/vpower-hint boost --ms 100 2>&1)
+    echo "VPOWER-AGENT-NOAGENT rc=$? $out"
+    i=0
+    while [ $i -lt 120 ]; do
+        out=$(/bin/vpower-hint --direct boost --ms 100 2>&1) && break
+        sleep 0.5
+        i=$((i + 1))
+    done
+    out=$(/bin/vpower-hint --direct latency-begin --latency-us 500 2>&1)
+    echo "VPOWER-AGENT-DIRECT rc=$? tries=$i $out"
     exit 0
 fi
 

@@ -7,6 +7,9 @@
 #             handshake, `vpower-hint bench` sends 200 latency-begin/end
 #             hints through the agent and prints the write->ack latency
 #             p50/p99 (VPOWER-HINT-LATENCY on its console).
+#   "direct"  (1 vCPU) has no agent: vpower-hint must exit 3 naming the
+#             missing agent, then `vpower-hint --direct` must get its hint
+#             applied over the port itself.
 #   "hostile" (1 vCPU) runs gch-hostile on the port: garbage, an
 #             oversized header, an unknown type, a vCPU it does not have
 #             and a 10,000-message flood.
@@ -67,15 +70,18 @@ vp_build_guest
 count=${VP_BENCH_COUNT:-200}
 vp_guest_start agent light 2 "vpower.agent=1 vpower.agenttest=bench vpower.bench_count=$count"
 vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile"
+vp_guest_start direct idle 1 "vpower.agent=1 vpower.agenttest=direct"
 
 "$B/agent/gch-testhost" --rate 20 \
     "agent=$(vp_agent_sock agent):2" "hostile=$(vp_agent_sock hostile):1" \
+    "direct=$(vp_agent_sock direct):1" \
     > "$VP_TMPDIR/host.out" 2> "$VP_TMPDIR/host.err" &
 HOST_PID=$!
 t_host=$(date +%s.%N)
 
 vp_guest_wait_ready agent 180
 vp_guest_wait_ready hostile 180
+vp_guest_wait_ready direct 180
 
 # wait_console NAME REGEX SECONDS
 wait_console() {
@@ -92,6 +98,8 @@ wait_console() {
 }
 wait_console hostile 'VPOWER-AGENT-HOSTILE-DONE' 240 ||
     vp_fail "hostile guest did not finish its attack"
+wait_console direct 'VPOWER-AGENT-DIRECT ' 240 ||
+    vp_fail "direct guest did not finish"
 wait_console agent 'VPOWER-AGENT-BENCH-DONE' 600 ||
     vp_fail "agent guest did not finish the bench"
 t_end=$(date +%s.%N)
@@ -101,6 +109,7 @@ HOST_PID=
 
 grep -a 'VPOWER-' "$(vp_console_log agent)" | tr -d '\r' | grep -v READY >&2 || true
 grep -a 'VPOWER-HOSTILE' "$(vp_console_log hostile)" | tr -d '\r' >&2 || true
+grep -a 'VPOWER-AGENT-' "$(vp_console_log direct)" | tr -d '\r' >&2 || true
 grep '^STATS' "$VP_TMPDIR/host.out" >&2
 
 stat() { # stat VM FIELD
@@ -136,4 +145,13 @@ grep -q '^HINT hostile util' "$VP_TMPDIR/host.out" &&
     vp_fail "hostile VM's out-of-range vCPU report reached policy"
 grep -aq 'VPOWER-AGENT-HOSTILE-DONE rc=0' "$(vp_console_log hostile)" ||
     vp_fail "gch-hostile could not write its messages"
+
+# No agent: a clear refusal with exit 3; --direct works without it.
+grep -aq 'VPOWER-AGENT-NOAGENT rc=3 .*cannot reach vpower-agent' "$(vp_console_log direct)" ||
+    vp_fail "vpower-hint without an agent did not exit 3 with a message"
+grep -aq 'VPOWER-AGENT-DIRECT rc=0 .*latency-begin: applied' "$(vp_console_log direct)" ||
+    vp_fail "vpower-hint --direct did not get its hint applied"
+grep -q '^HINT direct latency-begin 500 ' "$VP_TMPDIR/host.out" ||
+    vp_fail "the direct guest's latency-begin did not reach policy"
+[ "$(stat direct rejected)" = 0 ] || vp_fail "direct guest had $(stat direct rejected) messages rejected"
 exit 0
