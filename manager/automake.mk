@@ -20,7 +20,7 @@ manager_vpowerd_SOURCES = \
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
 manager_vpowerd_LDADD = \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
-	$(LIBVIRT_LIBS) $(JSONC_LIBS) -lm
+	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
 dist_doc_DATA += docs/vpowerd.md
 
 # Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).

@@ -28,11 +28,15 @@
 #include <string.h>
 
 #include "manager/attrib.h"
+#include "manager/freqsrc.h"
+#include "manager/haltstats.h"
 #include "manager/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/sysfs.h"
+#include "manager/taskstats.h"
+#include "manager/thermal.h"
 #include "manager/util.h"
 
 #define LOG_MODULE "vpowerd"
@@ -40,6 +44,12 @@
 #define OFFLINE_MAX_TRIES 3
 #define HINT_DEFAULT_MS 1000
 #define HINT_LATENCY_MS 60000
+#define REAL_CPU_ROOT "/sys/devices/system/cpu"
+
+/* Where a vCPU's cumulative run/ready counters came from (vpd_vcpu.src).
+ * The two sources count from different origins, so a vCPU whose source
+ * changes is re-primed instead of producing a bogus delta. */
+enum vpd_src { SRC_NONE = 0, SRC_HV, SRC_TS };
 
 /* Originals of one CPU, saved before vpowerd first changes them. */
 struct cpu_orig {
@@ -75,6 +85,13 @@ struct vpd_priv {
     bool hv_up;
     bool have_plan;
     bool stopping;
+    /* Inputs (manager/taskstats.h, freqsrc.h, thermal.h). */
+    struct ts_source *ts;           /* NULL: counters from the driver. */
+    bool local_qemu;                /* vCPU threads are on this host. */
+    struct freqsrc *fs;             /* NULL: the host driver's cur_khz. */
+    struct thermal *th;             /* NULL: no thermal events. */
+    uint32_t ran_khz[POL_MAX_CPUS]; /* Frequency that ran, 0 = nominal. */
+    char ready_src[40];
 };
 
 static void cycle(struct vpd *d, bool sample);
@@ -374,12 +391,93 @@ host_all(const struct vpd *d)
     return s;
 }
 
+/* Finds the host thread of each vCPU of 'vm' (QEMU names them "CPU N/
+ * KVM|TCG") when its QEMU runs on this host; vCPUs without one keep
+ * using the hypervisor driver's counters. */
+static void
+find_tids(struct vpd *d, struct vpd_vm *vm)
+{
+    struct vpd_priv *pv = d->priv;
+    pid_t qpid, tids[vm->n_vcpus ? vm->n_vcpus : 1];
+    unsigned n = 0;
+    int r;
+
+    for (unsigned i = 0; i < vm->n_vcpus; i++) {
+        vm->vcpus[i].tid = 0;
+    }
+    if (!pv->ts || !pv->local_qemu || !vm->n_vcpus) {
+        return;
+    }
+    memset(tids, 0, sizeof tids);
+    r = qemu_pid_of(NULL, vm->dom.name, &qpid);
+    if (r == 0) {
+        r = vcpu_tids(qpid, tids, vm->n_vcpus, &n);
+    }
+    if (r < 0) {
+        LOG_DEBUG("%s: no vCPU threads (%s): using %s's counters",
+                  vm->dom.name, strerror(-r), d->hv_ops->name);
+        return;
+    }
+    for (unsigned i = 0; i < vm->n_vcpus && i < n; i++) {
+        vm->vcpus[i].tid = tids[i];
+    }
+}
+
+/* Samples 'vm''s vCPUs: the driver gives the CPU each ran on, halt-poll
+ * time and (fallback) run and ready time; where the vCPU's thread is
+ * known, run and ready time come from it instead (taskstats or
+ * schedstat: nanosecond run time and delay from one kernel snapshot,
+ * where libvirt's vcpu.N.time has tick resolution).  src[i] says which.
+ * Returns the driver's result. */
+static int
+read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
+           uint8_t *src, size_t max, size_t *n)
+{
+    struct vpd_priv *pv = d->priv;
+    bool stale = false;
+    int r;
+
+    r = d->hv_ops->vcpu_stats(d->hv, vm->dom.uuid, st, max, n);
+    if (r < 0) {
+        return r;
+    }
+    for (size_t i = 0; i < *n && i < max; i++) {
+        uint64_t run, delay;
+        pid_t tid = i < vm->n_vcpus ? vm->vcpus[i].tid : 0;
+        int t;
+
+        src[i] = SRC_HV;
+        if (!pv->ts || !tid) {
+            continue;
+        }
+        t = ts_read(pv->ts, tid, &run, &delay);
+        if (t == 0) {
+            st[i].time_ns = run;
+            st[i].delay_ns = delay;
+            st[i].has_delay = true;
+            src[i] = SRC_TS;
+        } else if (t == -ESRCH) {
+            stale = true;           /* Thread gone: QEMU restarted it. */
+        } else {
+            LOG_WARN_RL("%s vCPU %zu: %s: %s; using %s's counters",
+                        vm->dom.name, i, ts_name(pv->ts), strerror(-t),
+                        d->hv_ops->name);
+            vpd_count_error(d, VPD_E_LIBVIRT);
+        }
+    }
+    if (stale) {
+        find_tids(d, vm);
+    }
+    return 0;
+}
+
 /* Reads the current pins of vCPUs [from, to) as their originals and takes
  * a first stats sample so the next cycle has a delta. */
 static void
 init_vcpus(struct vpd *d, struct vpd_vm *vm, unsigned from, unsigned to)
 {
     struct drv_vcpu_stat st[to ? to : 1];
+    uint8_t src[to ? to : 1];
     size_t n = 0;
 
     for (unsigned i = from; i < to; i++) {
@@ -394,10 +492,13 @@ init_vcpus(struct vpd *d, struct vpd_vm *vm, unsigned from, unsigned to)
         }
         vc->applied = vc->original;
     }
-    if (d->hv_ops->vcpu_stats(d->hv, vm->dom.uuid, st, to, &n) == 0) {
+    find_tids(d, vm);
+    if (read_vcpus(d, vm, st, src, to, &n) == 0) {
         for (unsigned i = from; i < to && i < n; i++) {
             vm->vcpus[i].last_time_ns = st[i].time_ns;
             vm->vcpus[i].last_delay_ns = st[i].delay_ns;
+            vm->vcpus[i].last_halt_ns = st[i].halt_poll_ns;
+            vm->vcpus[i].src = src[i];
             vm->vcpus[i].cpu = st[i].cpu;
         }
     }
@@ -597,6 +698,15 @@ sample_host(struct vpd *d, uint64_t interval_ns)
         }
         vc->freq_khz = d->host_ops->get_freq(d->host, (unsigned) c, &f) == 0
                        ? f.cur_khz : 0;
+        pv->ran_khz[c] = vc->freq_khz;
+        if (pv->fs) {
+            uint32_t khz = 0;
+
+            /* APERF/MPERF average over the interval where readable; 0 is
+             * the policy's "nominal". */
+            freqsrc_read(pv->fs, (unsigned) c, &khz);
+            pv->ran_khz[c] = khz;
+        }
         if (d->host_ops->get_idle(d->host, (unsigned) c, &vc->idle) < 0) {
             o->idle_valid = false;
             continue;
@@ -621,10 +731,13 @@ sample_host(struct vpd *d, uint64_t interval_ns)
 static void
 sample_vms(struct vpd *d, uint64_t interval_ns)
 {
+    struct vpd_priv *pv = d->priv;
     struct vpd_vm *vm, *next;
+    unsigned n_ts = 0, n_hv = 0;
 
     for (vm = d->vms; vm; vm = next) {
         struct drv_vcpu_stat st[vm->n_vcpus ? vm->n_vcpus : 1];
+        uint8_t src[vm->n_vcpus ? vm->n_vcpus : 1];
         size_t n = 0;
         int r;
 
@@ -632,7 +745,7 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
             vm->vcpus[i].sampled = false;
         }
-        r = d->hv_ops->vcpu_stats(d->hv, vm->dom.uuid, st, vm->n_vcpus, &n);
+        r = read_vcpus(d, vm, st, src, vm->n_vcpus, &n);
         if (r == -ENOENT) {
             vm_remove(d, vm);
             continue;
@@ -643,15 +756,32 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
         }
         for (unsigned i = 0; i < vm->n_vcpus && i < n; i++) {
             struct vpd_vcpu *vc = &vm->vcpus[i];
-            uint64_t busy = st[i].time_ns >= vc->last_time_ns
-                            ? st[i].time_ns - vc->last_time_ns : 0;
-            uint64_t ready = st[i].has_delay
-                             && st[i].delay_ns >= vc->last_delay_ns
-                             ? st[i].delay_ns - vc->last_delay_ns : 0;
+            uint64_t busy, ready, poll;
             uint32_t khz = 0;
 
+            vc->cpu = st[i].cpu;
+            if (src[i] != vc->src) {
+                /* Counters from another origin: re-prime. */
+                vc->src = src[i];
+                vc->last_time_ns = st[i].time_ns;
+                vc->last_delay_ns = st[i].delay_ns;
+                vc->last_halt_ns = st[i].halt_poll_ns;
+                continue;
+            }
+            n_ts += src[i] == SRC_TS;
+            n_hv += src[i] == SRC_HV;
+            busy = st[i].time_ns >= vc->last_time_ns
+                   ? st[i].time_ns - vc->last_time_ns : 0;
+            ready = st[i].has_delay && st[i].delay_ns >= vc->last_delay_ns
+                    ? st[i].delay_ns - vc->last_delay_ns : 0;
+            if (st[i].has_halt && st[i].halt_poll_ns >= vc->last_halt_ns) {
+                /* Halt polling is the host spinning for wake-up latency,
+                 * not guest work. */
+                poll = st[i].halt_poll_ns - vc->last_halt_ns;
+                busy = halt_adjusted_busy_ns(busy, poll, 0);
+            }
             if (st[i].cpu >= 0 && st[i].cpu < (int) d->n_cpus) {
-                khz = d->cpus[st[i].cpu].freq_khz;
+                khz = pv->ran_khz[st[i].cpu];
             }
             pol_load_update(&vc->load, &d->model, st[i].cpu, khz, busy,
                             ready, interval_ns);
@@ -662,8 +792,19 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             vc->ready_total_ns += ready;
             vc->last_time_ns = st[i].time_ns;
             vc->last_delay_ns = st[i].delay_ns;
-            vc->cpu = st[i].cpu;
+            vc->last_halt_ns = st[i].halt_poll_ns;
         }
+    }
+    /* What status calls ready_source: the one in use, both if VMs differ
+     * (e.g. a domain whose QEMU pid file is missing). */
+    if (n_ts && n_hv) {
+        snprintf(pv->ready_src, sizeof pv->ready_src, "%s+%s",
+                 ts_name(pv->ts), d->hv_ops->name);
+        d->ready_source = pv->ready_src;
+    } else if (n_ts) {
+        d->ready_source = ts_name(pv->ts);
+    } else if (n_hv) {
+        d->ready_source = d->hv_ops->name;
     }
 }
 
@@ -760,6 +901,11 @@ build_input(struct vpd *d, struct pol_input *in)
     in->online = pv->online;
     in->now_ns = clk_now_ns();
     in->override_performance = d->override_performance;
+    if (pv->th) {
+        thermal_domain_caps(pv->th, &d->model, in->thermal_cap_khz);
+    }
+    memcpy(d->thermal_cap_khz, in->thermal_cap_khz,
+           sizeof d->thermal_cap_khz);
 }
 
 /* Rewrites d->applied's VM part from what each VM has in force now. */
@@ -1525,6 +1671,79 @@ replay_journal(struct vpd *d, char *err, size_t errlen)
     return 0;
 }
 
+static void
+on_thermal(void *aux, unsigned cpu, uint32_t capacity)
+{
+    struct vpd *d = aux;
+
+    LOG_RL(LOG_LVL_INFO, "thermal: cpu%u capacity %" PRIu32 "/1024", cpu, capacity);
+    d->thermal_events++;
+    vpd_kick(d);                    /* Caps are read in build_input(). */
+}
+
+/* Opens the measurement inputs and says in the log which are used.
+ * Order for vCPU run and ready time: the vCPU thread's own counters
+ * (taskstats netlink, else /proc schedstat) when QEMU runs on this host
+ * and its threads are found; else the hypervisor driver's (libvirt's
+ * vcpu.N.time/delay, which is schedstat read by libvirtd with run time
+ * at tick resolution; the dummy driver's model).  Nothing here is fatal:
+ * each input degrades to the next. */
+static void
+open_inputs(struct vpd *d)
+{
+    struct vpd_priv *pv = d->priv;
+    const char *uri = d->conf.connect_uri;
+    bool sysfs = d->host_ops == &drv_host_sysfs;
+    bool real_root = sysfs && !strcmp(d->conf.sysfs_root, REAL_CPU_ROOT);
+    char e[256], ready[160], therm[300];
+    int da;
+
+    pv->local_qemu = d->hv_ops == &drv_hv_libvirt
+                     && (!uri[0] || !strcmp(uri, "qemu:///system"));
+    snprintf(ready, sizeof ready, "%s's vcpu.N counters", d->hv_ops->name);
+    if (pv->local_qemu) {
+        pv->ts = ts_open(TS_AUTO, NULL, e, sizeof e);
+        if (!pv->ts) {
+            snprintf(ready, sizeof ready, "libvirt's vcpu.N.time/delay "
+                     "(no per-thread source: %.100s)", e);
+        } else if (ts_fallback_reason(pv->ts)[0]) {
+            snprintf(ready, sizeof ready, "%s (%.80s), libvirt where a "
+                     "vCPU thread is unknown", ts_name(pv->ts),
+                     ts_fallback_reason(pv->ts));
+        } else {
+            snprintf(ready, sizeof ready, "%s, libvirt where a vCPU thread "
+                     "is unknown", ts_name(pv->ts));
+        }
+    }
+    d->ready_source = pv->ts ? ts_name(pv->ts) : d->hv_ops->name;
+    if (sysfs) {
+        /* MSRs belong to the real CPUs: not with a fixture tree. */
+        pv->fs = freqsrc_open(d->conf.sysfs_root,
+                              real_root ? NULL : "/nonexistent/msr",
+                              d->n_cpus, 0);
+        d->freq_source = freqsrc_name(pv->fs);
+        pv->th = thermal_open(d->sched, NULL, d->conf.sysfs_root, d->n_cpus,
+                              on_thermal, d, e, sizeof e);
+        if (pv->th) {
+            d->thermal_source = "netlink";
+            snprintf(therm, sizeof therm, "netlink events");
+        } else {
+            snprintf(therm, sizeof therm, "none (%.250s)", e);
+        }
+    } else {
+        snprintf(therm, sizeof therm, "none (%s host driver)",
+                 d->host_ops->name);
+    }
+    LOG_INFO("inputs: ready time from %s; frequency from %s; thermal %s; "
+             "halt-poll correction where libvirt reports KVM halt stats; "
+             "energy from the model", ready, d->freq_source, therm);
+    da = ts_delayacct_state(NULL);
+    if (pv->ts && da == 0) {
+        LOG_INFO("kernel.task_delayacct=0: ready time is still measured "
+                 "(sched_info); if it reads 0, " TS_DELAYACCT_HINT);
+    }
+}
+
 int
 vpd_start(struct vpd *d, char *err, size_t errlen)
 {
@@ -1632,6 +1851,7 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         snprintf(err, errlen, "policy refused the configuration/model");
         return -EINVAL;
     }
+    open_inputs(d);
 
     /* 4. Domains, and a first sample so the first period has deltas. */
     resync(d);
@@ -1776,6 +1996,14 @@ vpd_stop(struct vpd *d)
     if (d->host) {
         d->host_ops->close(d->host);
         d->host = NULL;
+    }
+    if (pv) {
+        thermal_close(pv->th);      /* Leaves the loop before it goes. */
+        ts_close(pv->ts);
+        freqsrc_close(pv->fs);
+        pv->th = NULL;
+        pv->ts = NULL;
+        pv->fs = NULL;
     }
     pol_state_destroy(d->pol);
     pol_plan_destroy(d->plan);

@@ -45,6 +45,11 @@ struct drv_vcpu_stat {
     uint64_t delay_ns;             /* Cumulative run-queue delay. */
     bool has_delay;
     int cpu;                       /* Last host CPU, -1 unknown. */
+    /* Appended by the integration engineer: KVM halt polling (cumulative
+     * poll_success + poll_fail ns, manager/haltstats.h), spin the host
+     * did for the guest's wake-up latency, not guest work. */
+    uint64_t halt_poll_ns;
+    bool has_halt;
 };
 
 enum drv_event {

@@ -31,6 +31,7 @@
 #include <libvirt/virterror.h>
 
 #include "manager/drv.h"
+#include "manager/haltstats.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
@@ -774,6 +775,7 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
     virDomainPtr doms[2];
     virDomainStatsRecordPtr *recs = NULL;
     virVcpuInfoPtr info;
+    struct halt_stats *halt = NULL;
     int r, nv = 0;
     bool bulk;
 
@@ -792,6 +794,7 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
     for (size_t i = 0; i < max; i++) {
         out[i].cpu = -1;
     }
+    halt = XNEWARRAY(struct halt_stats, max ? max : 1);
     for (int i = 0; r > 0 && i < recs[0]->nparams; i++) {
         virTypedParameterPtr p = &recs[0]->params[i];
         unsigned idx;
@@ -811,11 +814,23 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
         if (p->type != VIR_TYPED_PARAM_ULLONG) {
             continue;
         }
+        /* KVM binary stats (vcpu.N.halt_poll_*_ns.sum): TCG has none. */
+        if (halt_stats_field(halt, (unsigned) max, p->field,
+                             p->value.ul) == 1) {
+            continue;
+        }
         if (!strcmp(field, "time")) {
             out[idx].time_ns = p->value.ul;
         } else if (!strcmp(field, "delay")) {
             out[idx].delay_ns = p->value.ul;
             out[idx].has_delay = true;
+        }
+    }
+    for (size_t i = 0; i < max; i++) {
+        if (halt[i].valid) {
+            out[i].halt_poll_ns = halt[i].poll_success_ns
+                                  + halt[i].poll_fail_ns;
+            out[i].has_halt = true;
         }
     }
     /* Without bulk vCPU stats (older or test drivers) the vCPU info's
@@ -849,6 +864,7 @@ lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
     *n = (size_t) nv;
     r = 0;
 out:
+    free(halt);
     if (recs) {
         virDomainStatsRecordListFree(recs);
     }
