@@ -42,6 +42,7 @@ period_ms 200
 max_period_ms 500
 pack_dwell_ms 400
 journal $VPD_TMP/journal
+control_socket $VPD_TMP/vpowerd.sock
 EOD
 export VPOWER_DUMMY_STATE=$VPD_TMP/pins
 args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
