@@ -29,6 +29,7 @@
 
 #include "manager/attrib.h"
 #include "manager/freqsrc.h"
+#include "manager/guestchan.h"
 #include "manager/haltstats.h"
 #include "manager/hostmodel.h"
 #include "manager/journal.h"
@@ -550,6 +551,7 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
              pol_kind_name(vm->policy.kind),
              vm->unmanaged ? set_str(&dom->static_cpus, buf, sizeof buf)
                            : "");
+    gch_attach(d, vm);
     return vm;
 }
 
@@ -573,6 +575,7 @@ vm_remove(struct vpd *d, struct vpd_vm *gone)
                 jnl_forget_domain(d->priv->jnl, gone->dom.uuid);
             }
             LOG_INFO("domain %s gone", gone->dom.name);
+            gch_detach(d, gone);
             vm_free(gone);
             return;
         }
@@ -584,9 +587,20 @@ static void
 vm_update(struct vpd *d, struct vpd_vm *vm, const struct drv_dom *dom)
 {
     unsigned old = vm->n_vcpus;
+    bool chan_changed = strcmp(vm->dom.agent_path, dom->agent_path) != 0;
 
     vm->dom = *dom;
+    if (chan_changed) {
+        gch_detach(d, vm);
+        gch_attach(d, vm);
+    }
     if (dom->n_vcpus == old) {
+        for (unsigned i = 0; i < vm->n_vcpus; i++) {
+            if (!vm->vcpus[i].tid) {
+                find_tids(d, vm);   /* Threads may have appeared. */
+                break;
+            }
+        }
         return;
     }
     LOG_INFO("domain %s: %u -> %u vCPUs", dom->name, old, dom->n_vcpus);
@@ -1986,6 +2000,7 @@ vpd_stop(struct vpd *d)
         struct vpd_vm *vm = d->vms;
 
         d->vms = vm->next;
+        gch_detach(d, vm);          /* While d->sched still exists. */
         vm_free(vm);
     }
     d->n_vms = 0;

@@ -5,12 +5,13 @@
  * $VPOWER_DUMMY_DOMAINS), one domain per line:
  *
  *     # name  vcpus  busy%-of-vcpu0 [busy%-of-vcpu1 ...] [static=CPULIST]
- *     #       [kind=performance|balanced|powersave]
+ *     #       [kind=performance|balanced|powersave] [agent=SOCKET]
  *     web     2      80 10
  *     batch   1      5 static=1
  *     db      1      90 kind=performance
  *
- * kind= stands for the vpower policy metadata an operator would set.
+ * kind= stands for the vpower policy metadata an operator would set;
+ * agent= for the host end of the guest channel (drv_dom.agent_path).
  * A vCPU with busy B accumulates B% of wall time as CPU time (missing
  * values repeat the last one given); run-queue delay is 0 unless the
  * vCPU's allowed set is shared with more busy than one CPU holds, then
@@ -106,6 +107,7 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
     struct cpuset st;
     bool has_static = false;
     char kind[32] = "";
+    char agent[DRV_PATH_LEN] = "";
     char *end;
 
     line[strcspn(line, "#\n")] = '\0';
@@ -130,6 +132,17 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
         if (!strncmp(tok, "kind=", 5)) {
             /* Stands for vpower metadata set by an operator. */
             snprintf(kind, sizeof kind, "%.31s", tok + 5);
+            continue;
+        }
+        if (!strncmp(tok, "agent=", 6)) {
+            /* Host end of the guest channel, as libvirt's <channel>
+             * source path (tests play QEMU's listening side). */
+            if (strlen(tok + 6) >= sizeof agent || tok[6] != '/') {
+                snprintf(err, errlen, "'%s': agent= needs an absolute "
+                         "socket path below %zu bytes", name, sizeof agent);
+                return -EINVAL;
+            }
+            snprintf(agent, sizeof agent, "%s", tok + 6);
             continue;
         }
         if (!strncmp(tok, "static=", 7)) {
@@ -169,6 +182,7 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
     }
     d->dom.n_vcpus = nv;
     memcpy(d->busy_pct, busy, nv * sizeof busy[0]);
+    snprintf(d->dom.agent_path, sizeof d->dom.agent_path, "%s", agent);
     d->dom.static_pinning = has_static;
     if (has_static) {
         d->dom.static_cpus = st;
