@@ -16,12 +16,12 @@ include_HEADERS = agent/vpowerhint.h
 sbin_PROGRAMS += agent/vpower-agent
 agent_vpower_agent_SOURCES = agent/vpower-agent.c \
 	agent/gchproto.c agent/gchproto.h agent/port.c agent/port.h
-agent_vpower_agent_LDFLAGS = -static
+agent_vpower_agent_LDFLAGS = $(GUEST_LDFLAGS)
 
 bin_PROGRAMS += agent/vpower-hint
 agent_vpower_hint_SOURCES = agent/vpower-hint.c
 agent_vpower_hint_LDADD = agent/libvpowerhint.a
-agent_vpower_hint_LDFLAGS = -static
+agent_vpower_hint_LDFLAGS = $(GUEST_LDFLAGS)
 
 dist_man_MANS = agent/vpower-agent.8 agent/vpower-hint.1 agent/vpowerhint.3
 
@@ -45,5 +45,5 @@ agent_gch_testhost_SOURCES = agent/gch-testhost.c
 agent_gch_testhost_LDADD = manager/libvpowermgr.a
 agent_gch_hostile_SOURCES = agent/gch-hostile.c \
 	agent/gchproto.c agent/gchproto.h agent/port.c agent/port.h
-agent_gch_hostile_LDFLAGS = -static
+agent_gch_hostile_LDFLAGS = $(GUEST_LDFLAGS)
 EXTRA_DIST += agent/guest-agent-test.sh
