@@ -1,8 +1,9 @@
 # tests/sim/automake.mk -- simulator tests: trace readers (with fixtures
 # in tests/sim/data/) and a seeded compare scenario with invariants.
 check_PROGRAMS += tests/sim/test-trace tests/sim/test-scenario \
-	tests/sim/test-mix
-TESTS += tests/sim/test-trace tests/sim/test-scenario tests/sim/test-mix
+	tests/sim/test-mix tests/sim/test-replay
+TESTS += tests/sim/test-trace tests/sim/test-scenario tests/sim/test-mix \
+	tests/sim/test-replay
 
 tests_sim_test_trace_SOURCES = tests/sim/test-trace.c tests/sim/check.h
 tests_sim_test_trace_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
@@ -16,5 +17,9 @@ tests_sim_test_scenario_LDADD = $(SIM_LDADD)
 tests_sim_test_mix_SOURCES = tests/sim/test-mix.c tests/sim/check.h
 tests_sim_test_mix_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_mix_LDADD = $(SIM_LDADD)
+
+tests_sim_test_replay_SOURCES = tests/sim/test-replay.c tests/sim/check.h
+tests_sim_test_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_replay_LDADD = $(SIM_LDADD)
 
 EXTRA_DIST += tests/sim/data
