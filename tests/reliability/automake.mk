@@ -34,7 +34,8 @@ TESTS += $(RELIABILITY_TESTS)
 # A known bug of the dummy hypervisor (docs/reliability.md, finding 1).
 XFAIL_TESTS = tests/reliability/040-dummy-new-domains.sh
 dist_check_SCRIPTS += $(RELIABILITY_TESTS) $(RELIABILITY_LONG_TESTS)
-EXTRA_DIST += tests/reliability/rel-lib.sh tests/reliability/guest-lib.sh
+EXTRA_DIST += tests/reliability/rel-lib.sh tests/reliability/guest-lib.sh \
+	docs/reliability.md
 
 # Long runs through the same harness (logs in tests/reliability/*.log).
 check-long:
