@@ -16,12 +16,13 @@ manager_vpowerd_SOURCES = \
 	manager/daemon.c manager/daemon.h \
 	manager/drv_libvirt.c \
 	manager/drv_dummy_hv.c \
+	manager/record.c manager/record.h \
 	manager/drv.h manager/conf.h
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
 manager_vpowerd_LDADD = \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
-dist_doc_DATA += docs/vpowerd.md
+dist_doc_DATA += docs/vpowerd.md docs/record-format.md
 
 # Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).
 include manager/hostdrv.mk

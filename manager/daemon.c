@@ -34,6 +34,7 @@
 #include "manager/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
+#include "manager/record.h"
 #include "manager/sched.h"
 #include "manager/sysfs.h"
 #include "manager/taskstats.h"
@@ -93,6 +94,7 @@ struct vpd_priv {
     struct thermal *th;             /* NULL: no thermal events. */
     uint32_t ran_khz[POL_MAX_CPUS]; /* Frequency that ran, 0 = nominal. */
     char ready_src[40];
+    struct rec *rec;                /* Replay record, NULL if off. */
 };
 
 static void cycle(struct vpd *d, bool sample);
@@ -1372,9 +1374,11 @@ cycle(struct vpd *d, bool sample)
     }
     pv->in_cycle = true;
     do {
+        bool sampled = sample && pv->hv_up;
+
         pv->kick_pending = false;
         interval = now - pv->last_sample_ns;
-        if (sample && pv->hv_up) {
+        if (sampled) {
             sample_host(d, interval);
             sample_vms(d, interval);
             pv->last_sample_ns = now;
@@ -1431,6 +1435,15 @@ cycle(struct vpd *d, bool sample)
                 attribute_energy(d, e, interval);
             }
             d->last_cycle_ns = now;
+        }
+        if (pv->rec) {
+            r = rec_cycle(pv->rec, d, &in, pv->vm_of, sampled, interval,
+                          pv->ran_khz, pv->busy_ppm);
+            if (r < 0) {
+                LOG_WARN_RL("record %s: %s", d->conf.record_path,
+                            strerror(-r));
+                vpd_count_error(d, VPD_E_JOURNAL);
+            }
         }
         sample = false;
         now = clk_now_ns();
@@ -1866,6 +1879,25 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         return -EINVAL;
     }
     open_inputs(d);
+    if (d->conf.record_path[0]) {
+        char src[300];
+
+        if (d->conf.model_file[0]) {
+            snprintf(src, sizeof src, "%s", d->conf.model_file);
+        } else {
+            snprintf(src, sizeof src, "%s:%s", d->host_ops->name,
+                     d->conf.sysfs_root);
+        }
+        pv->rec = rec_open(d->conf.record_path, d->conf.record_max_bytes,
+                           &d->model, src, &d->pcfg, err, errlen);
+        if (!pv->rec) {
+            return -EIO;
+        }
+        d->record_path = d->conf.record_path;
+        LOG_INFO("recording each decision to %s (rotated past %" PRIu32
+                 " bytes; format docs/record-format.md)",
+                 d->conf.record_path, d->conf.record_max_bytes);
+    }
 
     /* 4. Domains, and a first sample so the first period has deltas. */
     resync(d);
@@ -2014,6 +2046,9 @@ vpd_stop(struct vpd *d)
     }
     if (pv) {
         thermal_close(pv->th);      /* Leaves the loop before it goes. */
+        rec_close(pv->rec);
+        pv->rec = NULL;
+        d->record_path = NULL;
         ts_close(pv->ts);
         freqsrc_close(pv->fs);
         pv->th = NULL;

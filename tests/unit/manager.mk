@@ -16,3 +16,10 @@ tests_unit_test_drv_dummy_hv_SOURCES = \
 	tests/unit/test-drv-dummy-hv.c manager/drv_dummy_hv.c
 tests_unit_test_drv_dummy_hv_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_drv_dummy_hv_LDADD = $(MANAGER_TEST_LDADD)
+
+# The replay record writer (manager/record.c, a vpowerd-only module).
+check_PROGRAMS += tests/unit/test-record
+TESTS += tests/unit/test-record
+tests_unit_test_record_SOURCES = tests/unit/test-record.c manager/record.c
+tests_unit_test_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_record_LDADD = $(MANAGER_TEST_LDADD)
