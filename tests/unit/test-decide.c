@@ -606,6 +606,85 @@ test_estimator(void **state)
     pol_plan_destroy(q);
 }
 
+/* The live host of the real-guest suite: 2 CPUs, no cpufreq (one
+ * operating point), cpuidle POLL + haltpoll, the model hostmodel builds
+ * from sysfs (assumed powers: 4000 mW busy, idle 2000 / 1000 mW, uncore
+ * 2000 / 500, platform 20000).  Three light 1-vCPU guests (about 4 %
+ * busy, 0.5 % ready) must end up sharing ONE CPU, the other parked,
+ * once warm-up and the dwell time are over, and stay there. */
+static void
+test_live_two_cpus(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128];
+    uint64_t t_end;
+    unsigned changes = 0;
+    uint64_t h_prev = 0;
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 2\nplatform 20000\n"
+                        "package 0 0-1 2000 500\n"
+                        "domain 0-1 per-core\n"
+                        "opp 1000000 1024 4000\n"
+                        "idle POLL 0 0 2000\nidle haltpoll 1 1 1000\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 2; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    for (unsigned v = 0; v < 3; v++) {
+        w.vms[v].id = 10 + v;
+        w.vms[v].first_vcpu = v;
+        w.vms[v].n_vcpus = 1;
+        w.vcpus[v].vm = v;
+        w.vcpus[v].cpu = -1;
+    }
+    w.in.vms = w.vms;
+    w.in.n_vms = 3;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 3;
+    w.in.now_ns = 10 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    t_end = w.in.now_ns + 300 * SEC;
+    while (w.in.now_ns < t_end) {
+        uint64_t dt;
+
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        if (w.in.now_ns > 120 * SEC) {
+            assert_int_equal(cpuset_count(&p->active), 1);
+            for (unsigned v = 0; v < 3; v++) {
+                assert_true(cpuset_equal(&p->vcpu_allowed[v], &p->active));
+            }
+            if (p->est_power_mw != h_prev) {
+                changes++;
+            }
+        }
+        h_prev = p->est_power_mw;
+        dt = p->next_interval_ns;
+        for (unsigned v = 0; v < 3; v++) {
+            int c = cpuset_next(&p->vcpu_allowed[v], 0);
+
+            /* 4 % busy with a little noise, 0.5 % ready. */
+            pol_load_update(&w.vcpus[v].load, m, c, 0,
+                            dt / 25 + (dt / 200) * ((w.in.now_ns / SEC
+                                                     + v) % 3),
+                            dt / 200, dt);
+            w.vcpus[v].cpu = c;
+        }
+        w.in.now_ns += dt;
+    }
+    assert_true(changes <= 1);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 static void
 test_errors(void **state)
 {
@@ -706,6 +785,7 @@ main(void)
         cmocka_unit_test(test_random_properties),
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_estimator),
+        cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
     };
