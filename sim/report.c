@@ -139,10 +139,15 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     if (ri->balanced_energy_j > 0) {
         double e = res->rows[SIM_P_VPOWER].energy_j;
 
-        fprintf(f, "cost of the mix: vpower %.0f J vs %.0f J with every "
-                "VM balanced: %+.0f J (%+.2f%%)\n", e,
-                ri->balanced_energy_j, e - ri->balanced_energy_j,
-                pct_of(e - ri->balanced_energy_j, ri->balanced_energy_j));
+        fprintf(f, "cost of the mix: vpower %.0f J (unmet %.3f%%) vs "
+                "%.0f J (unmet %.3f%%) with every VM balanced: %+.0f J "
+                "(%+.2f%%)%s\n", e, res->rows[SIM_P_VPOWER].unmet_pct,
+                ri->balanced_energy_j, ri->balanced_unmet_pct,
+                e - ri->balanced_energy_j,
+                pct_of(e - ri->balanced_energy_j, ri->balanced_energy_j),
+                res->rows[SIM_P_VPOWER].unmet_pct
+                > ri->balanced_unmet_pct + 1.0
+                ? " -- not comparable: the mix serves less" : "");
     }
 }
 
@@ -348,6 +353,8 @@ report_json(FILE *f, const struct report_info *ri,
     if (ri->balanced_energy_j > 0) {
         json_object_object_add(root, "vpower_all_balanced_energy_j",
                                num(ri->balanced_energy_j));
+        json_object_object_add(root, "vpower_all_balanced_unmet_pct",
+                               num(ri->balanced_unmet_pct));
     }
     s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY
                                        | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -29,6 +29,8 @@ struct report_info {
     double balanced_energy_j;          /* vpower with every VM balanced,
                                         * same input (> 0 if run): the
                                         * mix's cost is the difference. */
+    double balanced_unmet_pct;         /* Its unmet demand, to show when a
+                                        * "cheaper" mix just serves less. */
 };
 
 /* The acceptance rule for performance VMs under a policy mix: a VM

@@ -180,7 +180,7 @@ main(int argc, char *argv[])
     bool per_vm = false;
     struct pol_vm_policy *vm_pol = NULL;
     struct trace_shape shape;
-    double balanced_j = 0;
+    double balanced_j = 0, balanced_unmet = 0;
     unsigned long long cap_khz = 0, cap_pkg = 0;
     double cap_from_h = 0, cap_to_h = 0;
     struct sim_result nocap;
@@ -356,6 +356,7 @@ main(int argc, char *argv[])
         so.mask = 1u << SIM_P_VPOWER;
         rc = sim_run(&so, &res, err, sizeof err);
         balanced_j = res.rows[SIM_P_VPOWER].energy_j;
+        balanced_unmet = res.rows[SIM_P_VPOWER].unmet_pct;
         sim_result_free(&res);
         if (rc) {
             fprintf(stderr, "vpower-sim: %s\n", err);
@@ -408,6 +409,7 @@ main(int argc, char *argv[])
     ri.per_vm = per_vm;
     ri.repeat = (unsigned) repeat;
     ri.balanced_energy_j = balanced_j;
+    ri.balanced_unmet_pct = balanced_unmet;
     if (json) {
         rc = report_json(stdout, &ri, &res);
     } else {
