@@ -1,13 +1,16 @@
 # tests/integration/automake.mk -- scripts that run the real programs.
 #
 # 01x: vpowerd.  012 runs the real daemon with the dummy hypervisor
-# against a sysfs fixture (no libvirt, no root); 010 and 011 run it
+# against a sysfs fixture (no libvirt, no root); 013 checks the wiring
+# (control socket, status sources, energy split, guest channel, record)
+# with the dummy hypervisor and host; 010 and 011 run it
 # against real libvirtd and TCG guests (root; they skip with a reason
 # only where libvirtd or QEMU cannot run).
 VPOWERD_TESTS = \
 	tests/integration/010-vpowerd-pack.sh \
 	tests/integration/011-vpowerd-light3.sh \
-	tests/integration/012-vpowerd-dummy.sh
+	tests/integration/012-vpowerd-dummy.sh \
+	tests/integration/013-vpowerd-wiring.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh
