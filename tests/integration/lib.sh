@@ -77,8 +77,26 @@ vp_require_prereqs() {
     [ "$(nproc)" -ge 2 ] || vp_skip "needs at least 2 host CPUs, have $(nproc)"
 }
 
+# vp_lock: one guest test at a time on this machine, whatever the build
+# directory: guests share the host's CPUs, and the tests measure idle and
+# ready time and pin vCPUs.  CI runs `make check` serially; this is for
+# developers running -j2.  The same lock (fd 9) as vpowerd-lib.sh's
+# vpd_lock; taken once per test.
+vp_lock() {
+    local f=${VPD_LOCK:-/run/lock/vpower-guest-tests.lock}
+    [ "${VP_GUEST_LOCKED:-0}" = 1 ] && return 0
+    exec 9> "$f" || vp_error "vp_lock: cannot open $f"
+    if ! flock -n 9; then
+        echo "[$VP_TEST] waiting for another guest test (lock $f)" >&2
+        flock -w "${VP_LOCK_WAIT:-3600}" 9 ||
+            vp_error "vp_lock: another guest test held $f for ${VP_LOCK_WAIT:-3600} s"
+    fi
+    VP_GUEST_LOCKED=1
+}
+
 vp_init() {
     vp_require_prereqs
+    vp_lock
     VP_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$VP_TEST.XXXXXX") ||
         vp_error "vp_init: mktemp failed"
     trap vp_cleanup EXIT
