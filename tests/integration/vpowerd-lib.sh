@@ -71,7 +71,8 @@ vpd_start() {
     local log=$1
     shift
     [ -x "$VPD_BIN" ] || { echo "vpowerd not built: $VPD_BIN" >&2; exit 99; }
-    "$VPD_BIN" --foreground "$@" > "$log" 2>&1 &
+    # 9>&-: a vpowerd that outlives its test must not hold the guest lock.
+    "$VPD_BIN" --foreground "$@" > "$log" 2>&1 9>&- &
     VPD_PID=$!
 }
 
@@ -134,6 +135,8 @@ vpd_wait_quiet() {
 # build dir): they measure and pin the same CPUs.  Other guest tests may
 # take the same lock (/run/lock/vpower-guest-tests.lock) to stay out.
 vpd_lock() {
+    [ "${VP_GUEST_LOCKED:-0}" = 1 ] && return 0   # lib.sh's vp_init took it.
     exec 9> "${VPD_LOCK:-/run/lock/vpower-guest-tests.lock}"
     flock 9
+    VP_GUEST_LOCKED=1
 }
