@@ -1250,9 +1250,36 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             }
         }
         if (best_mw == UINT32_MAX) {
-            /* Nothing fits: everything awake at the top level. */
+            /* Nothing fits the 1 s concurrency estimate: every pool
+             * core awake (the most threads there are), at the cheapest
+             * level that still serves the expected throughput with the
+             * margin (the minutes-scale demand, or the last interval's
+             * if higher); the top level if none does. */
+            double thr_need = (s_full > s_last ? s_full : s_last)
+                              * (100 + DOWN_MARGIN_PCT) / 100;
+
             k = st->n_pool;
             l = st->n_levels - 1;
+            for (unsigned j = 0; j < st->n_levels; j++) {
+                double cap = 0;
+                uint32_t mw;
+
+                if (spread && j < lp) {
+                    continue;
+                }
+                level_fill(st, in, j);
+                for (unsigned i = 0; i < st->n_pool; i++) {
+                    cap += pool_core_cap(st, i);
+                }
+                if (cap < thr_need) {
+                    continue;
+                }
+                mw = evaluate(st, in, &usable, k, j, st->tmp);
+                if (mw < best_mw) {
+                    best_mw = mw;
+                    l = j;
+                }
+            }
         } else {
             /* Settle: what the next decision would do from here with the
              * same input (no pack step, margin, 1 % gain), done now, so
