@@ -6,8 +6,9 @@
 # the machine, so the test waits (RELIABILITY_QUIET_WAIT, default 300 s)
 # until no domain but its own runs and skips otherwise.  Checks after
 # each restart: vpowerd is alive, logged the lost connection and
-# "reconnected", re-discovered both guests, and still pins them (the
-# host-wide override, toggled with SIGUSR1, shows in `virsh vcpupin`);
+# "reconnected", re-discovered both guests, and still pins them (with
+# the override toggled by SIGUSR1, `virsh vcpupin` follows the sets of
+# vpowerd's logged decisions);
 # its fd count does not grow.  Then guest "b" is destroyed while
 # vpowerd re-pins on every toggle: it keeps serving guest "a".
 set -u
@@ -31,27 +32,40 @@ period_ms 200
 max_period_ms 400
 pack_dwell_ms 0
 journal $REL_TMP/journal
+control_socket $REL_TMP/vpowerd.sock
 EOD
+REL_SOCK=$REL_TMP/vpowerd.sock
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$REL_LOG" -v --config "$REL_TMP/vpowerd.conf" --sysfs-root "$fx" --connect "$VP_URI"
 rel_wait_started "$REL_LOG" 60 || rel_fail "vpowerd did not start"
 grep -q "2 domains" "$REL_LOG" || rel_fail "vpowerd did not find both guests: $(grep -m1 managing "$REL_LOG")"
 sleep 3
 fd0=$(rel_fds "$VPD_PID")
-all="0-$(($(nproc) - 1))"
 
 vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live 2>/dev/null | awk '{ print $NF }'; }
-# pins_follow_override NAME: override on spreads NAME over every CPU;
-# true if virsh shows that within 10 s (vpowerd is connected and pins).
+# planned NAME: NAME's CPU set in vpowerd's last logged decision.
+planned() {
+    grep 'decision: active' "$REL_LOG" | tail -n 1 |
+        tr ' ' '\n' | sed -n "s/^$(vp_dom "$1")=//p"
+}
+# pins_follow_override NAME: toggle the host-wide override on and off;
+# each time the pin libvirt reports for NAME's vCPU 0 must become the
+# set vpowerd's decision gives it (vpowerd is connected and pins).
 pins_follow_override() {
-    local i ok=1
-    kill -USR1 "$VPD_PID"
-    for ((i = 0; i < 50; i++)); do
-        [ "$(vcpu_pin "$1")" = "$all" ] && { ok=0; break; }
-        sleep 0.2
+    local i k
+    for k in on off; do
+        kill -USR1 "$VPD_PID"
+        sleep 0.5
+        for ((i = 0; i < 50; i++)); do
+            [ -n "$(planned "$1")" ] && [ "$(vcpu_pin "$1")" = "$(planned "$1")" ] && break
+            sleep 0.2
+        done
+        [ "$(vcpu_pin "$1")" = "$(planned "$1")" ] || {
+            rel_log "override $k: $(vp_dom "$1") pinned to '$(vcpu_pin "$1")', decision says '$(planned "$1")'"
+            return 1
+        }
     done
-    kill -USR1 "$VPD_PID"
-    return $ok
+    return 0
 }
 
 libvirtd_pid() { cat /run/libvirtd.pid 2>/dev/null; }
@@ -74,8 +88,8 @@ for ((r = 1; r <= restarts; r++)); do
     [ "$(grep -c "reconnected to" "$REL_LOG")" -gt "$n_rec" ] ||
         rel_fail "restart $r: vpowerd did not reconnect within 60 s"
     vp_guest_running a && vp_guest_running b || rel_fail "restart $r: a guest died"
-    pins_follow_override a || rel_fail "restart $r: vpowerd no longer pins guest a after reconnecting"
-    pins_follow_override b || rel_fail "restart $r: vpowerd no longer pins guest b after reconnecting"
+    pins_follow_override a || rel_fail "restart $r: guest a's pins do not follow vpowerd's decisions after reconnecting"
+    pins_follow_override b || rel_fail "restart $r: guest b's pins do not follow vpowerd's decisions after reconnecting"
     rel_log "libvirtd restart $r: reconnected, both guests re-pinned, fds $(rel_fds "$VPD_PID")"
 done
 fd1=$(rel_fds "$VPD_PID")
