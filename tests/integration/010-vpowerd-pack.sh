@@ -71,6 +71,7 @@ period_ms 500
 max_period_ms 1000
 pack_dwell_ms 1000
 journal $VPD_TMP/journal
+control_socket $VPD_TMP/vpowerd.sock
 EOD
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$VPD_TMP/vpowerd.log" ${VPD_VERBOSE:+-v} --config "$VPD_TMP/vpowerd.conf" \
