@@ -6,7 +6,8 @@ noinst_LIBRARIES += manager/libvpowermgr.a
 manager_libvpowermgr_a_SOURCES = \
 	manager/log.c manager/log.h \
 	manager/sched.c manager/sched.h \
-	manager/util.c manager/util.h
+	manager/util.c manager/util.h \
+	manager/record.c manager/record.h
 
 # vpowerd: the daemon.  The libvirt driver lives here, not in the shared
 # library, so that vpowerctl and the exporter do not link libvirt.
@@ -16,7 +17,6 @@ manager_vpowerd_SOURCES = \
 	manager/daemon.c manager/daemon.h \
 	manager/drv_libvirt.c \
 	manager/drv_dummy_hv.c \
-	manager/record.c manager/record.h \
 	manager/drv.h manager/conf.h
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
 manager_vpowerd_LDADD = \

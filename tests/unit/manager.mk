@@ -17,9 +17,10 @@ tests_unit_test_drv_dummy_hv_SOURCES = \
 tests_unit_test_drv_dummy_hv_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_drv_dummy_hv_LDADD = $(MANAGER_TEST_LDADD)
 
-# The replay record writer (manager/record.c, a vpowerd-only module).
+# The replay record writer (manager/record.c, in libvpowermgr.a so that
+# every program built from daemon.c links it).
 check_PROGRAMS += tests/unit/test-record
 TESTS += tests/unit/test-record
-tests_unit_test_record_SOURCES = tests/unit/test-record.c manager/record.c
+tests_unit_test_record_SOURCES = tests/unit/test-record.c
 tests_unit_test_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_record_LDADD = $(MANAGER_TEST_LDADD)
