@@ -12,7 +12,9 @@
 
 /* A vCPU's load, remembered across decisions by (VM id, vCPU number). */
 struct replay_load {
-    uint32_t vm_id, idx;
+    uint64_t vm_key;
+    uint32_t idx;
+    bool seen;                        /* In the current decision. */
     struct pol_load load;
 };
 
@@ -57,10 +59,11 @@ replay_destroy(struct replay *r)
 }
 
 static struct pol_load *
-load_of(struct replay *r, uint32_t vm_id, uint32_t idx)
+load_of(struct replay *r, uint64_t vm_key, uint32_t idx)
 {
     for (size_t i = 0; i < r->n_loads; i++) {
-        if (r->loads[i].vm_id == vm_id && r->loads[i].idx == idx) {
+        if (r->loads[i].vm_key == vm_key && r->loads[i].idx == idx) {
+            r->loads[i].seen = true;
             return &r->loads[i].load;
         }
     }
@@ -72,8 +75,9 @@ load_of(struct replay *r, uint32_t vm_id, uint32_t idx)
         }
     }
     memset(&r->loads[r->n_loads], 0, sizeof r->loads[0]);
-    r->loads[r->n_loads].vm_id = vm_id;
+    r->loads[r->n_loads].vm_key = vm_key;
     r->loads[r->n_loads].idx = idx;
+    r->loads[r->n_loads].seen = true;
     return &r->loads[r->n_loads++].load;
 }
 
@@ -100,15 +104,27 @@ replay_step(struct replay *r, const struct replay_decision *d,
                      o->vm, d->n_vms);
             return -EINVAL;
         }
-        l = load_of(r, d->vms[o->vm].id, o->idx);
+        l = load_of(r, d->vm_key ? d->vm_key[o->vm] : d->vms[o->vm].id,
+                    o->idx);
         if (o->interval_ns) {
-            pol_load_update(l, r->m, o->cpu, o->freq_khz, o->busy_ns,
+            pol_load_update(l, r->m, o->s_cpu, o->freq_khz, o->busy_ns,
                             o->ready_ns, o->interval_ns);
         }
         r->vcpus[v].vm = o->vm;
         r->vcpus[v].idx = o->idx;
         r->vcpus[v].load = *l;
         r->vcpus[v].cpu = o->cpu;
+    }
+    /* vCPUs not in this decision are gone (VM gone or shrunk). */
+    for (size_t i = 0, j = 0; i < r->n_loads; i++) {
+        if (r->loads[i].seen) {
+            r->loads[i].seen = false;
+            r->loads[j++] = r->loads[i];
+        }
+        if (i + 1 == r->n_loads) {
+            r->n_loads = j;
+            break;
+        }
     }
     memset(&in, 0, sizeof in);
     in.vms = d->vms;
@@ -165,9 +181,13 @@ replay_plan_equal(const struct pol_model *m, const struct pol_plan *live,
                  sim->n_vcpus);
         return false;
     }
-    if (set_diff("active", -1, &live->active, &sim->active, what, whatlen)
-        || set_diff("offline", -1, &live->offline, &sim->offline, what,
-                    whatlen)) {
+    if (set_diff("active", -1, &live->active, &sim->active, what,
+                 whatlen)) {
+        return false;
+    }
+    if (!cpuset_subset(&live->offline, &sim->offline)) {
+        set_diff("offline", -1, &live->offline, &sim->offline, what,
+                 whatlen);
         return false;
     }
     for (unsigned d = 0; d < m->n_domains; d++) {

@@ -20,14 +20,16 @@
 
 #include "policy/policy.h"
 
-/* One vCPU's observation since the previous decision. */
+/* One vCPU of a decision and its observation since the previous one. */
 struct replay_obs {
     uint32_t vm;              /* Index into replay_decision.vms. */
     uint32_t idx;             /* Guest vCPU number. */
-    int32_t cpu;              /* Host CPU it ran on, -1 unknown. */
+    int32_t cpu;              /* pol_vcpu.cpu given to pol_decide(). */
+    /* The pol_load_update() call, if any: */
+    int32_t s_cpu;            /* Host CPU it ran on, -1 unknown. */
     uint32_t freq_khz;        /* Its domain's frequency, 0 unknown. */
     uint64_t busy_ns, ready_ns;
-    uint64_t interval_ns;     /* 0 = no sample (first decision). */
+    uint64_t interval_ns;     /* 0 = not sampled (no update). */
 };
 
 /* One decision as recorded. */
@@ -41,6 +43,11 @@ struct replay_decision {
     bool override_performance;
     uint32_t thermal_cap_khz[POL_MAX_DOMAINS];
     const struct pol_plan *recorded;  /* The daemon's plan, or NULL. */
+    const uint64_t *vm_key;           /* [n_vms] identity of each VM's
+                                       * load history (NULL: pol_vm.id);
+                                       * loads of keys absent from a
+                                       * decision are dropped, as the
+                                       * daemon drops a VM that is gone. */
 };
 
 struct replay;
@@ -63,11 +70,45 @@ int replay_step(struct replay *r, const struct replay_decision *d,
 /* Compares two plans on everything vpowerd acts on: sizes, active and
  * offline CPUs, each domain's frequency, each CPU's idle limit, each
  * vCPU's allowed set, each VM's emulator set and reason, and the next
- * interval.  Returns true if identical, else false with the first
- * difference described in 'what' ("vcpu 3 allowed 0-3 live, 0-1
- * replayed"). */
+ * interval.  'offline' only has to hold the live plan's CPUs: the
+ * daemon removes CPUs that refused to go offline before recording.
+ * Returns true if identical, else false with the first difference
+ * described in 'what' ("vcpu allowed 3 '0-3' live, '0-1' replayed"). */
 bool replay_plan_equal(const struct pol_model *m, const struct pol_plan *live,
                        const struct pol_plan *sim, char *what,
                        size_t whatlen);
+
+/* ---- vpowerd recordings (sim/trace_record.c) ----------------------
+ *
+ * Reads a recording written by `vpowerd --record` (docs/record-format.md,
+ * version 1): the model from its MT lines (FNV-1a hash checked), the
+ * pol_config from CONF, then every block through replay_step().  Strict:
+ * a malformed line is "FILE:LINE: reason" and nothing is reported as
+ * replayed; line types it does not know are skipped (the format's
+ * forward-compatibility rule); a last block without 'E' is dropped (the
+ * daemon was killed mid-write).  'L' lines (load history of a rotated
+ * file, raw bytes) are used when their size matches this build's
+ * struct pol_load, else counted as ignored. */
+struct record_stats {
+    uint64_t blocks;              /* Decisions replayed. */
+    uint64_t same, differ;        /* Plans identical / different. */
+    size_t first_line;            /* Line of the first differing block. */
+    uint64_t first_now_ns;        /* Its now_ns. */
+    char first_what[256];         /* What differed first. */
+    size_t max_vms, max_vcpus;
+    uint64_t span_ns;             /* Last now_ns - first now_ns. */
+    size_t l_used, l_ignored;     /* L lines. */
+    bool truncated;               /* A trailing block without E. */
+    char model_src[256];          /* MODEL source. */
+};
+
+/* True if 'path' is a regular file starting with "VPREC ". */
+bool record_probe(const char *path);
+
+/* Replays recording 'path' (at most 'max_bytes', 0 = the trace default)
+ * into 'st'.  Returns 0, or a negative errno with "FILE:LINE: reason"
+ * in 'err'. */
+int record_replay(const char *path, size_t max_bytes,
+                  struct record_stats *st, char *err, size_t errlen);
 
 #endif /* sim/replay.h */

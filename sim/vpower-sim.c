@@ -14,6 +14,7 @@
 
 #include "policy/model.h"
 #include "sim/mix.h"
+#include "sim/replay.h"
 #include "sim/report.h"
 #include "sim/simrun.h"
 #include "sim/trace.h"
@@ -25,7 +26,10 @@ usage(FILE *f)
 "usage: vpower-sim --model FILE --trace DIR [options]\n"
 "  --model FILE          energy model (config/models/*.model)\n"
 "  --trace DIR           trace directory\n"
-"  --trace-format NAME   planetlab | bitbrains | auto (default auto)\n"
+"  --trace-format NAME   planetlab | bitbrains | record | auto (auto)\n"
+"                        record: FILE is a vpowerd --record file, replayed\n"
+"                        with its own model and config (--model unused)\n"
+"  --verify-plans        record: exit 1 unless every plan is identical\n"
 "  --vms N               first N VMs in file-name byte order (default all)\n"
 "  --hours X             replay only the first X hours (default: 24)\n"
 "  --hosts H             identical hosts; VM i goes to host i mod H (1)\n"
@@ -149,6 +153,58 @@ print_signal(FILE *f, const char *what, const struct sim_result *off,
     }
 }
 
+/* Replays a vpowerd recording and reports how many plans matched. */
+static int
+run_record(const char *path, bool compare, bool json, bool verify)
+{
+    struct record_stats st;
+    char err[512];
+    int rc;
+
+    if (compare) {
+        fprintf(stderr, "vpower-sim: --compare on a recording is not "
+                "implemented yet (see docs/simulator.md)\n");
+        return 2;
+    }
+    rc = record_replay(path, 0, &st, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "vpower-sim: %s\n", err);
+        return 1;
+    }
+    if (json) {
+        printf("{\n  \"recording\":\"%s\",\n  \"model_source\":\"%s\",\n"
+               "  \"decisions\":%llu,\n  \"identical\":%llu,\n"
+               "  \"different\":%llu,\n  \"max_vms\":%zu,\n"
+               "  \"max_vcpus\":%zu,\n  \"span_seconds\":%.3f,\n"
+               "  \"first_difference_line\":%zu\n}\n", path,
+               st.model_src, (unsigned long long) st.blocks,
+               (unsigned long long) st.same,
+               (unsigned long long) st.differ, st.max_vms, st.max_vcpus,
+               st.span_ns / 1e9, st.first_line);
+    } else {
+        printf("recording %s (model %s): %llu decisions over %.1f s, up "
+               "to %zu VMs / %zu vCPUs\n", path, st.model_src,
+               (unsigned long long) st.blocks, st.span_ns / 1e9,
+               st.max_vms, st.max_vcpus);
+        printf("plans: %llu identical, %llu different\n",
+               (unsigned long long) st.same,
+               (unsigned long long) st.differ);
+        if (st.differ) {
+            printf("first difference: block at line %zu (now %llu ns): "
+                   "%s\n", st.first_line,
+                   (unsigned long long) st.first_now_ns, st.first_what);
+        }
+        if (st.truncated) {
+            printf("note: last block had no E line (dropped)\n");
+        }
+        if (st.l_ignored) {
+            printf("note: %zu load-history (L) lines ignored: a rotated "
+                   "file's first plans may differ\n", st.l_ignored);
+        }
+    }
+    return verify && st.differ ? 1 : 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -169,6 +225,7 @@ main(int argc, char *argv[])
         { "policy-mix", required_argument, NULL, 'x' },
         { "policy-file", required_argument, NULL, 'f' },
         { "per-vm", no_argument, NULL, 'V' },
+        { "verify-plans", no_argument, NULL, 'Y' },
         { "thermal-cap", required_argument, NULL, 'T' },
         { "thermal-pkg", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, '?' },
@@ -177,7 +234,7 @@ main(int argc, char *argv[])
     const char *model_path = NULL, *trace_dir = NULL, *format = "auto";
     const char *plot = NULL, *mix_text = NULL, *mix_file = NULL;
     unsigned long long repeat = 1;
-    bool per_vm = false;
+    bool per_vm = false, verify = false;
     struct pol_vm_policy *vm_pol = NULL;
     struct trace_shape shape;
     double balanced_j = 0, balanced_unmet = 0;
@@ -210,6 +267,7 @@ main(int argc, char *argv[])
         case 'c': compare = true; break;
         case 'j': json = true; break;
         case 'V': per_vm = true; break;
+        case 'Y': verify = true; break;
         case 'x': mix_text = optarg; break;
         case 'T':
             if (parse_cap(optarg, &cap_khz, &cap_from_h, &cap_to_h)) {
@@ -276,6 +334,16 @@ main(int argc, char *argv[])
             usage(opt == '?' ? stdout : stderr);
             return opt == '?' ? 0 : 2;
         }
+    }
+    if (trace_dir && optind == argc
+        && (!strcmp(format, "record")
+            || (!strcmp(format, "auto") && record_probe(trace_dir)))) {
+        return run_record(trace_dir, compare, json, verify);
+    }
+    if (verify) {
+        fprintf(stderr, "vpower-sim: --verify-plans needs a recording "
+                "(--trace-format record)\n");
+        return 2;
     }
     if (!model_path || !trace_dir || optind != argc) {
         usage(stderr);

@@ -22,4 +22,8 @@ tests_sim_test_replay_SOURCES = tests/sim/test-replay.c tests/sim/check.h
 tests_sim_test_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_replay_LDADD = $(SIM_LDADD)
 
+# Replays a recording the real vpowerd made (tests/sim/data/rec/README).
+dist_check_SCRIPTS += tests/sim/test-record.sh
+TESTS += tests/sim/test-record.sh
+
 EXTRA_DIST += tests/sim/data

@@ -114,6 +114,7 @@ main(void)
             o->vm = vcpus[v].vm;
             o->idx = vcpus[v].idx;
             o->cpu = k ? cpuset_next(&live[k - 1]->vcpu_allowed[v], 0) : -1;
+            o->s_cpu = o->cpu;
             o->freq_khz = o->cpu >= 0
                 ? live[k - 1]->dom_freq_khz[model.cpu_domain[o->cpu]] : 0;
             o->interval_ns = ivl;
