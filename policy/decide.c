@@ -104,6 +104,11 @@ struct pol_state {
                                           * inflated avg and variance,
                                           * last sample. */
     uint8_t *prev_big;                   /* [max_vcpus] had own core. */
+    uint16_t *big_prev;                  /* [max_vcpus] that core. */
+    uint8_t taken[POL_MAX_CPUS];         /* Pool cores given as own. */
+    uint32_t thr_sorted[POL_MAX_CPUS];   /* Scratch: thread capacities. */
+    float *need_sorted;                  /* [max_vcpus] scratch. */
+    uint32_t nom_cap[POL_MAX_DOMAINS];   /* One thread at nominal. */
 
     uint8_t *vm_class;                   /* [max_vcpus] per VM. */
     uint8_t *vm_reason;
@@ -150,6 +155,8 @@ pol_state_destroy(struct pol_state *st)
     free(st->vvar);
     free(st->vlast);
     free(st->prev_big);
+    free(st->big_prev);
+    free(st->need_sorted);
     free(st);
 }
 
@@ -165,12 +172,106 @@ opp_ppm(const struct pol_domain *d, unsigned j)
                : 1000000;
 }
 
+/* Whether domains 'a' and 'b' have the same operating points (same
+ * core type). */
+static bool
+same_type(const struct pol_domain *a, const struct pol_domain *b)
+{
+    if (a->n_opps != b->n_opps || a->nominal_opp != b->nominal_opp) {
+        return false;
+    }
+    for (unsigned j = 0; j < a->n_opps; j++) {
+        if (a->opps[j].freq_khz != b->opps[j].freq_khz
+            || a->opps[j].capacity != b->opps[j].capacity) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Heterogeneous hosts (big.LITTLE): one level per combination of one
+ * operating point per core type, so each cluster runs at its own lowest
+ * sufficient point instead of a common fraction of nominal.  Mixed-radix
+ * order, the last level is every type at nominal.  Returns false (and
+ * builds nothing) on homogeneous hosts or when the combinations do not
+ * fit MAX_LEVELS. */
+static bool
+build_levels_hetero(struct pol_state *st)
+{
+    const struct pol_model *m = st->m;
+    unsigned type_of[POL_MAX_DOMAINS], rep[MAX_LEVELS], cnt[MAX_LEVELS];
+    unsigned n_types = 0, prod = 1;
+
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        unsigned t = 0;
+
+        while (t < n_types
+               && !same_type(&m->domains[rep[t]], &m->domains[di])) {
+            t++;
+        }
+        if (t == n_types) {
+            const struct pol_domain *d = &m->domains[di];
+
+            if (n_types == MAX_LEVELS) {
+                return false;
+            }
+            rep[t] = di;
+            cnt[t] = (d->nominal_opp < d->n_opps ? d->nominal_opp
+                                                 : d->n_opps - 1) + 1;
+            n_types++;
+            if (prod * cnt[t] > MAX_LEVELS) {
+                return false;
+            }
+            prod *= cnt[t];
+        }
+        type_of[di] = t;
+    }
+    if (n_types < 2) {
+        return false;
+    }
+    st->n_levels = prod;
+    for (unsigned l = 0; l < prod; l++) {
+        unsigned x = l;
+        uint32_t top = 0;
+
+        for (unsigned t = 0; t < n_types; t++) {
+            unsigned j = x % cnt[t];
+            uint32_t ppm = opp_ppm(&m->domains[rep[t]], j);
+
+            x /= cnt[t];
+            top = ppm > top ? ppm : top;
+            for (unsigned di = 0; di < m->n_domains; di++) {
+                if (type_of[di] == t) {
+                    st->level_opp[di][l] = (uint8_t) j;
+                }
+            }
+        }
+        st->level_ppm[l] = top;      /* Informational only. */
+    }
+    return true;
+}
+
+/* Whether level 'a' runs every domain at least as fast as level 'b'. */
+static bool
+level_ge(const struct pol_state *st, unsigned a, unsigned b)
+{
+    for (unsigned di = 0; di < st->m->n_domains; di++) {
+        if (st->level_opp[di][a] < st->level_opp[di][b]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Levels and, per domain, the operating point of each level. */
 static void
 build_levels(struct pol_state *st)
 {
     const struct pol_model *m = st->m;
 
+    if (build_levels_hetero(st)) {
+        return;
+    }
     st->n_levels = 0;
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];
@@ -264,8 +365,11 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     st->vvar = calloc(n, sizeof *st->vvar);
     st->vlast = calloc(n, sizeof *st->vlast);
     st->prev_big = calloc(n, sizeof *st->prev_big);
+    st->big_prev = calloc(n, sizeof *st->big_prev);
+    st->need_sorted = calloc(n, sizeof *st->need_sorted);
     if (!st->bigc || !st->big_core || !st->vr || !st->vavg || !st->vvar
-        || !st->vlast || !st->prev_big) {
+        || !st->vlast || !st->prev_big || !st->big_prev
+        || !st->need_sorted) {
         pol_state_destroy(st);
         return NULL;
     }
@@ -276,7 +380,13 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        st->prev_core[i] = NO_CORE;
+        st->prev_core[i] = st->big_prev[i] = NO_CORE;
+    }
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+
+        st->nom_cap[di] = d->opps[d->nominal_opp < d->n_opps
+                                  ? d->nominal_opp : d->n_opps - 1].capacity;
     }
     /* Physical cores in CPU order; siblings share cpu_core. */
     for (unsigned cpu = 0; cpu < m->n_cpus; cpu++) {
@@ -565,6 +675,53 @@ need_khz(const struct pol_state *st, const struct pol_input *in,
     return f;
 }
 
+static int
+cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int
+cmp_u32_desc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Whether, with every pool core awake at the filled level, the i-th
+ * largest per-vCPU need (need_sorted, the candidates for own cores) fits
+ * the i-th fastest pool thread: each vCPU can be given a thread that
+ * holds it (on big.LITTLE, the vCPUs too big for a LITTLE thread need
+ * as many big threads fast enough). */
+static bool
+threads_hold(struct pol_state *st, const struct pol_input *in,
+             const struct cpuset *usable)
+{
+    unsigned n = 0;
+
+    (void) in;
+    for (unsigned i = 0; i < st->n_pool; i++) {
+        unsigned kc = st->pool[i];
+        uint32_t c = st->lvl_cap[st->core_dom[kc]];
+
+        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+            if (cpuset_has(usable, st->core_cpu[kc][s])) {
+                st->thr_sorted[n++] = c;
+            }
+        }
+    }
+    qsort(st->thr_sorted, n, sizeof st->thr_sorted[0], cmp_u32_desc);
+    for (size_t j = 0; j < st->n_bigc && j < n; j++) {
+        if (st->need_sorted[j] > st->thr_sorted[j]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Builds the plan for 'k' pool cores at level 'l' into 'p' (active set,
  * frequencies, idle limits, per-CPU busy estimate at the expected load)
  * and returns its estimated power. */
@@ -600,15 +757,48 @@ evaluate(struct pol_state *st, const struct pol_input *in,
     /* vCPUs too big for the pool's level: a core each after the pool,
      * at the lowest point that holds them. */
     memset(st->big_khz, 0, m->n_domains * sizeof st->big_khz[0]);
-    for (size_t j = 0, b = k; j < st->n_bigc; j++) {
+    memset(st->taken, 0, st->n_pool);
+    for (size_t j = 0; j < st->n_bigc; j++) {
         uint32_t i = st->bigc[j];
+        unsigned b = NO_CORE, fast = NO_CORE;
 
         st->big_core[j] = NO_CORE;
-        if (!is_big(st, i, l) || b >= st->n_pool) {
+        if (!is_big(st, i, l)) {
             continue;
         }
+        /* Its previous core when still outside the pool prefix and able
+         * to hold it (stable identity: no pin change), else the first
+         * core after the prefix whose nominal thread holds it (LITTLE
+         * cores cannot take a vCPU that needs a big one), else the
+         * fastest free one. */
+        for (unsigned q = k; q < st->n_pool; q++) {
+            unsigned kc = st->pool[q];
+            uint32_t nc = st->nom_cap[st->core_dom[kc]];
+
+            if (st->taken[q]) {
+                continue;
+            }
+            if (kc == st->big_prev[i] && nc >= st->vr[i]) {
+                b = q;
+                break;
+            }
+            if (b == NO_CORE && nc >= st->vr[i]) {
+                b = q;
+            }
+            if (fast == NO_CORE
+                || nc > st->nom_cap[st->core_dom[st->pool[fast]]]) {
+                fast = q;
+            }
+        }
+        if (b == NO_CORE) {
+            b = fast;
+        }
+        if (b == NO_CORE) {
+            continue;
+        }
+        st->taken[b] = 1;
         {
-            unsigned kc = st->pool[b++];
+            unsigned kc = st->pool[b];
             unsigned di = st->core_dom[kc];
             uint32_t f = need_khz(st, in, di, (uint32_t) st->vr[i]);
 
@@ -983,6 +1173,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                                                           : NO_CORE;
         if (st->prev_key[i] != key || st->vm_class[v] != C_PACKED) {
             st->prev_big[i] = 0;
+            st->big_prev[i] = NO_CORE;
         }
         st->prev_key[i] = key;
     }
@@ -1227,7 +1418,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             if (keep_ok && kc == kp && j == lp) {
                 continue;
             }
-            if (spread && j < lp) {
+            if (spread && !level_ge(st, j, lp)) {
                 continue;                /* Never slower while waiting. */
             }
             mw = evaluate(st, in, &usable, kc, j, st->tmp);
@@ -1252,27 +1443,32 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         if (best_mw == UINT32_MAX) {
             /* Nothing fits the 1 s concurrency estimate: every pool
              * core awake (the most threads there are), at the cheapest
-             * level that still serves the expected throughput with the
-             * margin (the minutes-scale demand, or the last interval's
-             * if higher); the top level if none does. */
-            double thr_need = (s_full > s_last ? s_full : s_last)
+             * level that still serves the expected (minutes-scale)
+             * throughput with the margin and gives every vCPU a thread
+             * holding its need; the top level if none does. */
+            double thr_need = s_full
                               * (100 + DOWN_MARGIN_PCT) / 100;
 
             k = st->n_pool;
             l = st->n_levels - 1;
+            for (size_t j = 0; j < st->n_bigc; j++) {
+                st->need_sorted[j] = st->vr[st->bigc[j]];
+            }
+            qsort(st->need_sorted, st->n_bigc, sizeof st->need_sorted[0],
+                  cmp_float_desc);
             for (unsigned j = 0; j < st->n_levels; j++) {
                 double cap = 0;
                 uint32_t mw;
 
-                if (spread && j < lp) {
+                if (spread && !level_ge(st, j, lp)) {
                     continue;
                 }
                 level_fill(st, in, j);
                 for (unsigned i = 0; i < st->n_pool; i++) {
                     cap += pool_core_cap(st, i);
                 }
-                if (cap < thr_need) {
-                    continue;
+                if (cap < thr_need || !threads_hold(st, in, &usable)) {
+                    continue;        /* Throughput, or one vCPU's need. */
                 }
                 mw = evaluate(st, in, &usable, k, j, st->tmp);
                 if (mw < best_mw) {
@@ -1293,6 +1489,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 evaluate(st, in, &usable, k, l, st->tmp);
                 for (size_t j = 0; j < st->n_bigc; j++) {
                     st->prev_big[st->bigc[j]] = st->big_core[j] != NO_CORE;
+                    st->big_prev[st->bigc[j]] = st->big_core[j];
                 }
                 level_table(st, in, s_full, s_var, s_last, any_packed);
                 cur = best_mw = evaluate(st, in, &usable, k, l, st->tmp);
@@ -1344,12 +1541,14 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                            ? st->excl_core[i] : NO_CORE;
         if (st->vm_class[in->vcpus[i].vm] == C_PACKED) {
             st->prev_big[i] = 0;
+            st->big_prev[i] = NO_CORE;
         }
     }
     for (size_t j = 0; j < st->n_bigc; j++) {
         if (st->big_core[j] != NO_CORE) {
             st->excl_core[st->bigc[j]] = st->big_core[j];
             st->prev_big[st->bigc[j]] = 1;
+            st->big_prev[st->bigc[j]] = st->big_core[j];
         }
     }
     for (size_t v = 0; v < in->n_vms; v++) {

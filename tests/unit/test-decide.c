@@ -685,6 +685,95 @@ test_live_two_cpus(void **state)
     pol_plan_destroy(p);
 }
 
+/* big.LITTLE (the Juno r0 model): light load runs on the LITTLE cluster
+ * alone with the big cluster parked; a vCPU too big for a LITTLE thread
+ * gets a big core of its own and the big domain runs at the lowest point
+ * holding it, not at the LITTLE cluster's fraction of nominal. */
+static void
+test_big_little(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_state *st;
+    char err[128];
+    unsigned big_dom, lit_dom;
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 6\nplatform 0\npackage 0 0-5 0 0\n"
+            "domain 1-2\n"
+            "opp 450000 417 168 cluster 24\nopp 625000 579 251 cluster 32\n"
+            "opp 800000 744 359 cluster 43\nopp 950000 883 479 cluster 49\n"
+            "opp 1100000 1024 616 cluster 64\ncluster 65 24\n"
+            "idle WFI 1 1 15\nidle cpu-sleep-0 250 1500 0\n"
+            "idle cluster-sleep-0 800 3000 0\n"
+            "domain 0,3-5\n"
+            "opp 450000 235 33 cluster 26\nopp 575000 302 46 cluster 30\n"
+            "opp 700000 368 61 cluster 39\nopp 775000 406 76 cluster 47\n"
+            "opp 850000 447 93 cluster 57\ncluster 56 17\n"
+            "idle WFI 1 1 6\nidle cpu-sleep-0 250 1500 0\n"
+            "idle cluster-sleep-0 800 3000 0\n", err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    big_dom = m->cpu_domain[1];
+    lit_dom = m->cpu_domain[0];
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 6; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    for (unsigned v = 0; v < 3; v++) {
+        w.vms[v].id = 20 + v;
+        w.vms[v].first_vcpu = v;
+        w.vms[v].n_vcpus = 1;
+        w.vcpus[v].vm = v;
+        w.vcpus[v].cpu = -1;
+        w.vcpus[v].load.avg_cap = w.vcpus[v].load.slow_cap = 60;
+        w.vcpus[v].load.last_cap = 60;
+        w.vcpus[v].load.var_cap2 = 60 * 60;
+        w.vcpus[v].load.n_samples = 50;
+    }
+    w.in.vms = w.vms;
+    w.in.n_vms = 3;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 3;
+    w.in.now_ns = 100 * SEC;
+    st = pol_state_create(m, NULL);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_false(cpuset_has(&p->active, 1));
+    assert_false(cpuset_has(&p->active, 2));
+    assert_true(cpuset_count(&p->active) >= 1);
+    assert_true(p->dom_freq_khz[lit_dom] < 850000);
+
+    /* One vCPU needs 600 of 1024: no LITTLE thread (447) holds it. */
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 480;
+    w.vcpus[0].load.last_cap = 480;
+    w.vcpus[0].load.var_cap2 = 100 * 100;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    {
+        int c = cpuset_next(&p->vcpu_allowed[0], 0);
+
+        assert_int_equal(cpuset_count(&p->vcpu_allowed[0]), 1);
+        assert_true(c == 1 || c == 2);
+        /* 480 x 1.25 = 600: the A57's 744 point, not nominal. */
+        assert_int_equal(p->dom_freq_khz[big_dom], 800000);
+        assert_false(cpuset_has(&p->vcpu_allowed[1], (unsigned) c));
+    }
+    /* The same input again: nothing moves. */
+    {
+        struct pol_plan *q = pol_plan_create(64, 512);
+        struct pol_action acts[64];
+
+        pol_plan_copy(q, p);
+        w.in.now_ns += SEC;
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(pol_plan_diff(q, p, acts, 64), 0);
+        pol_plan_destroy(q);
+    }
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 static void
 test_errors(void **state)
 {
@@ -786,6 +875,7 @@ main(void)
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_estimator),
         cmocka_unit_test(test_live_two_cpus),
+        cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
     };
