@@ -185,6 +185,7 @@ fake_vcpu_stats(struct drv_hv *hv, const char *uuid,
         f->running = false;
     }
     for (unsigned v = 0; v < f->dom.n_vcpus && v < max; v++) {
+        memset(&out[v], 0, sizeof out[v]);   /* Fields we do not know. */
         out[v].time_ns = f->time_ns[v];
         out[v].delay_ns = 0;
         out[v].has_delay = true;
