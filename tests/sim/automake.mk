@@ -23,7 +23,7 @@ tests_sim_test_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_replay_LDADD = $(SIM_LDADD)
 
 # Replays a recording the real vpowerd made (tests/sim/data/rec/README).
-dist_check_SCRIPTS += tests/sim/test-record.sh
+dist_check_SCRIPTS += tests/sim/test-record.sh tests/sim/record-dummy.sh
 TESTS += tests/sim/test-record.sh
 
 EXTRA_DIST += tests/sim/data
