@@ -181,7 +181,7 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
     static struct pol_model m;
     char path[4096], err[512], *text;
     struct trace_set ts;
-    struct trace_opts to = { 0, 0, 1 };
+    struct trace_opts to = { .max_vms = 0, .max_intervals = 0, .seed = 1 };
     struct sim_opts so;
     struct sim_result res;
     double t0 = now_s(), t1, t2;
