@@ -70,6 +70,8 @@ struct pol_state {
     unsigned k_prev;                 /* Active cores in the packed pool. */
     unsigned l_prev;                 /* Frequency level of the pool. */
     uint64_t last_pack_ns;
+    uint64_t last_shrink_ns;         /* Last pool shrink (0 none). */
+    uint64_t dwell_ns;               /* Current packing dwell. */
     uint64_t interval_ns;
     uint64_t prev_hash;
 
@@ -105,6 +107,9 @@ struct pol_state {
                                           * last sample. */
     uint8_t *prev_big;                   /* [max_vcpus] had own core. */
     uint16_t *big_prev;                  /* [max_vcpus] that core. */
+    uint64_t *big_since;                 /* [max_vcpus] since when. */
+    float *vslow;                        /* [max_vcpus] slow need. */
+    uint64_t now;
     uint8_t taken[POL_MAX_CPUS];         /* Pool cores given as own. */
     uint32_t thr_sorted[POL_MAX_CPUS];   /* Scratch: thread capacities. */
     float *need_sorted;                  /* [max_vcpus] scratch. */
@@ -156,6 +161,8 @@ pol_state_destroy(struct pol_state *st)
     free(st->vlast);
     free(st->prev_big);
     free(st->big_prev);
+    free(st->big_since);
+    free(st->vslow);
     free(st->need_sorted);
     free(st);
 }
@@ -366,10 +373,12 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     st->vlast = calloc(n, sizeof *st->vlast);
     st->prev_big = calloc(n, sizeof *st->prev_big);
     st->big_prev = calloc(n, sizeof *st->big_prev);
+    st->big_since = calloc(n, sizeof *st->big_since);
+    st->vslow = calloc(n, sizeof *st->vslow);
     st->need_sorted = calloc(n, sizeof *st->need_sorted);
     if (!st->bigc || !st->big_core || !st->vr || !st->vavg || !st->vvar
         || !st->vlast || !st->prev_big || !st->big_prev
-        || !st->need_sorted) {
+        || !st->need_sorted || !st->big_since || !st->vslow) {
         pol_state_destroy(st);
         return NULL;
     }
@@ -425,6 +434,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     }
     build_levels(st);
     st->interval_ns = st->cfg.min_interval_ns;
+    st->dwell_ns = st->cfg.pack_dwell_ns;
     return st;
 }
 
@@ -642,7 +652,12 @@ is_big(const struct pol_state *st, uint32_t i, unsigned l)
     double t = st->thr[l];
 
     if (st->prev_big[i]) {
-        t = t * (100 - BIG_STAY_PCT) / 100;
+        /* Back to the pool only when the minutes-scale need is below
+         * 75 % of the thread and the vCPU has had its core for the
+         * dwell time: the short average's noise moves it out (fast,
+         * protects its work) but never back in. */
+        return st->vslow[i] > t * (100 - BIG_STAY_PCT) / 100
+               || st->now - st->big_since[i] < st->dwell_ns;
     }
     return st->vr[i] > t;
 }
@@ -801,6 +816,7 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             unsigned kc = st->pool[b];
             unsigned di = st->core_dom[kc];
             uint32_t f = need_khz(st, in, di, (uint32_t) st->vr[i]);
+
 
             st->big_core[j] = (uint16_t) kc;
             core_cpus(st, kc, usable, &p->active);
@@ -1056,6 +1072,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     if (err) {
         return err;
     }
+    st->now = now;
     cpuset_zero(&all);
     for (unsigned c = 0; c < m->n_cpus; c++) {
         cpuset_set(&all, c);
@@ -1266,12 +1283,14 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
 
             if (idle) {
                 st->vr[i] = st->vavg[i] = st->vvar[i] = st->vlast[i] = 0;
+                st->vslow[i] = 0;
                 continue;
             }
             s_avg += ld->avg_cap;
             if (ld->n_samples < cfg->warmup_samples || ready) {
                 warm |= ld->n_samples < cfg->warmup_samples;
                 st->vr[i] = st->vavg[i] = st->vlast[i] = POL_CAPACITY_SCALE;
+                st->vslow[i] = POL_CAPACITY_SCALE;
                 st->vvar[i] = 0;
             } else {
                 r = (ld->slow_cap > ld->avg_cap ? ld->slow_cap
@@ -1280,6 +1299,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                     r = POL_CAPACITY_SCALE;
                 }
                 st->vr[i] = (float) r;
+                st->vslow[i] = (float) (ld->slow_cap * g);
                 st->vavg[i] = (float) (ld->avg_cap * g);
                 st->vvar[i] = (float) ((double) ld->var_cap2 * g * g);
                 st->vlast[i] = (float) (ld->last_cap * g);
@@ -1373,7 +1393,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         unsigned kfloor = 0, kd_min = st->n_pool + 1;
         bool dwell = !st->have_prev
                      || (now >= st->last_pack_ns
-                         && now - st->last_pack_ns >= cfg->pack_dwell_ns);
+                         && now - st->last_pack_ns >= st->dwell_ns);
 
         k = kp;
         l = lp;
@@ -1403,7 +1423,8 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             }
         }
         for (unsigned j = 0; j < st->n_levels; j++) {
-            unsigned kc = keep_ok ? st->k_down[j] : st->k_up[j];
+            unsigned kc = keep_ok || st->k_down[j] <= st->n_pool
+                          ? st->k_down[j] : st->k_up[j];
             uint32_t mw;
 
             if (kc > st->n_pool) {
@@ -1488,6 +1509,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                  * next decision will see them. */
                 evaluate(st, in, &usable, k, l, st->tmp);
                 for (size_t j = 0; j < st->n_bigc; j++) {
+                    if (!st->prev_big[st->bigc[j]]
+                        && st->big_core[j] != NO_CORE) {
+                        st->big_since[st->bigc[j]] = now;
+                    }
                     st->prev_big[st->bigc[j]] = st->big_core[j] != NO_CORE;
                     st->big_prev[st->bigc[j]] = st->big_core[j];
                 }
@@ -1517,6 +1542,23 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 }
             }
         }
+        /* The dwell backs off when the load keeps undoing packing: a
+         * growth soon (4 dwells) after a shrink doubles it, up to 8 x
+         * pack_dwell_ns; a shrink that is not undone for 8 x brings it
+         * back by half.  Trace loads that step every few minutes then
+         * see one resize per step, not a shrink/grow cycle. */
+        if (st->have_prev && k > kp && !spread && st->last_shrink_ns
+            && now - st->last_shrink_ns < 4 * st->dwell_ns) {
+            st->dwell_ns = st->dwell_ns * 2 > 8 * cfg->pack_dwell_ns
+                           ? 8 * cfg->pack_dwell_ns : st->dwell_ns * 2;
+        } else if (st->have_prev && k < kp && st->last_shrink_ns
+                   && now - st->last_shrink_ns >= 8 * st->dwell_ns) {
+            st->dwell_ns = st->dwell_ns / 2 < cfg->pack_dwell_ns
+                           ? cfg->pack_dwell_ns : st->dwell_ns / 2;
+        }
+        if (st->have_prev && k < kp) {
+            st->last_shrink_ns = now;
+        }
         if (st->have_prev && k < kp) {
             st->last_pack_ns = now;
         }
@@ -1535,6 +1577,11 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], &usable, &pool_set);
+    }
+    for (size_t j = 0; j < st->n_bigc; j++) {
+        if (st->big_core[j] != NO_CORE && !st->prev_big[st->bigc[j]]) {
+            st->big_since[st->bigc[j]] = now;
+        }
     }
     for (size_t i = 0; i < in->n_vcpus; i++) {
         st->excl_core[i] = st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE
