@@ -31,3 +31,4 @@ TESTS += tests/integration/030-agent-channel.sh
 dist_check_SCRIPTS += tests/integration/031-agent-vpowerd.sh
 TESTS += tests/integration/031-agent-vpowerd.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
+TESTS += tests/integration/060-policy-metadata.sh
