@@ -1703,7 +1703,8 @@ on_thermal(void *aux, unsigned cpu, uint32_t capacity)
 {
     struct vpd *d = aux;
 
-    LOG_RL(LOG_LVL_INFO, "thermal: cpu%u capacity %" PRIu32 "/1024", cpu, capacity);
+    LOG_RL(LOG_LVL_INFO, "thermal: cpu%u capacity %" PRIu32 "/1024", cpu,
+           capacity);
     d->thermal_events++;
     vpd_kick(d);                    /* Caps are read in build_input(). */
 }
