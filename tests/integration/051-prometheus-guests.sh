@@ -41,7 +41,7 @@ SOCK=$VPD_TMP/vpowerd.sock
 cat > "$VPD_TMP/vpowerd.conf" <<EOD
 managed_cpus 0-1
 period_ms 500
-max_period_ms 1000
+max_period_ms 500
 pack_dwell_ms 1000
 journal $VPD_TMP/journal
 control_socket $SOCK
@@ -60,13 +60,16 @@ for ((i = 0; i < 100; i++)); do
 done
 if [ "$(pl_value "$EXP" vpower_up)" != 1 ]; then
     tail -3 "$PL_TMP/exporter-$EPORT.log" >&2
-    # Until the control server is wired into vpowerd there is nothing to
-    # scrape; say so instead of failing every make check.
-    [ -S "$SOCK" ] || vp_skip "vpowerd does not create its control socket $SOCK yet"
+    tail -5 "$VPD_TMP/vpowerd.log" >&2
+    # vpowerd serves its control socket: no socket is a failure now.
+    [ -S "$SOCK" ] || vp_fail "vpowerd did not create its control socket $SOCK"
     vp_fail "vpowerd's control socket does not answer status/list"
 fi
 # vpowerd answers before the guests boot (it picks them up from libvirt
 # events), so a daemon without a control socket costs no guest boots.
+# The period is fixed (period_ms = max_period_ms): an adaptive period
+# stretching while the load is stable would lower the decision rate by
+# itself and pl_flood's "rate holds" check would measure that.
 vp_build_guest
 for g in busy:busy light:light idle:idle; do
     vp_guest_start "${g%%:*}" "${g#*:}" 1
@@ -105,6 +108,6 @@ sys.exit(1)
 EOPY
 done
 dec=$(pl_scalar 'increase(vpower_decisions_total[20s])')
-pl_ge "${dec:-0}" 10 || vp_fail "only ${dec:-0} decisions in 20 s at a 0.5-1 s period"
+pl_ge "${dec:-0}" 20 || vp_fail "only ${dec:-0} decisions in 20 s at a fixed 0.5 s period"
 vp_log "decisions in the last 20 s: $dec"
 exit 0
