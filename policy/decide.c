@@ -111,6 +111,8 @@ struct pol_state {
     float *vslow;                        /* [max_vcpus] slow need. */
     uint64_t now;
     uint8_t taken[POL_MAX_CPUS];         /* Pool cores given as own. */
+    unsigned big_end;                    /* End of the compact range. */
+    bool pkg_on[POL_MAX_PKGS];           /* Packages awake with it. */
     uint32_t thr_sorted[POL_MAX_CPUS];   /* Scratch: thread capacities. */
     float *need_sorted;                  /* [max_vcpus] scratch. */
     uint32_t nom_cap[POL_MAX_DOMAINS];   /* One thread at nominal. */
@@ -773,6 +775,22 @@ evaluate(struct pol_state *st, const struct pol_input *in,
      * at the lowest point that holds them. */
     memset(st->big_khz, 0, m->n_domains * sizeof st->big_khz[0]);
     memset(st->taken, 0, st->n_pool);
+    {
+        unsigned nb = 0;
+
+        for (size_t j = 0; j < st->n_bigc; j++) {
+            nb += is_big(st, st->bigc[j], l);
+        }
+        /* Previous cores are kept inside the compact range right after
+         * the pool, or in a package that range keeps awake anyway (same
+         * core type): a core further out would keep a second package
+         * or cluster awake. */
+        st->big_end = k + nb < st->n_pool ? k + nb : st->n_pool;
+        memset(st->pkg_on, 0, sizeof st->pkg_on);
+        for (unsigned q = 0; q < st->big_end; q++) {
+            st->pkg_on[core_pkg(st, st->pool[q])] = true;
+        }
+    }
     for (size_t j = 0; j < st->n_bigc; j++) {
         uint32_t i = st->bigc[j];
         unsigned b = NO_CORE, fast = NO_CORE;
@@ -793,7 +811,12 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             if (st->taken[q]) {
                 continue;
             }
-            if (kc == st->big_prev[i] && nc >= st->vr[i]) {
+            if (kc == st->big_prev[i] && nc >= st->vr[i]
+                && (q < st->big_end
+                    || (st->pkg_on[core_pkg(st, kc)] && st->m->n_pkgs > 1
+                        && same_type(&st->m->domains[st->core_dom[kc]],
+                                     &st->m->domains[st->core_dom[
+                                         st->pool[st->big_end - 1]]])))) {
                 b = q;
                 break;
             }
