@@ -11,7 +11,8 @@
 #    hint, which list then shows; a garbage frame is counted as rejected;
 #  - --record writes a versioned record with the model, sample blocks
 #    with S lines, a kick block for the hint, and rotates at
-#    record_max_bytes keeping one FILE.1;
+#    record_max_bytes keeping one FILE.1, and replaying the first file
+#    through the policy (replay-check) gives every recorded plan again;
 #  - SIGTERM exits 0 and removes the socket.
 set -eu
 
@@ -167,6 +168,11 @@ grep -Eq '^T [0-9]+ 0 kick ' "$VPD_TMP/all" || fail "the hint's decision left no
 grep -Eq '^VM [0-9]+ g [0-9a-f-]+ [0-9]+ balanced .* [1-9][0-9]* 0 0$' "$VPD_TMP/all" ||
     fail "the boost hint is not in g's VM line"
 [ "$(grep -c '^T ' "$VPD_TMP/all")" = "$(grep -c '^E$' "$VPD_TMP/all")" ] || fail "unterminated blocks"
+# Replaying the run's first file through pol_load_update + pol_decide
+# gives every recorded plan again (docs/record-format.md, "Replaying").
+RC=$VPD_BUILDDIR/tests/integration/replay-check
+[ -x "$RC" ] || { echo "[$T] ERROR: $RC not built" >&2; exit 99; }
+"$RC" "$VPD_TMP/rec.1" >&2 || fail "replaying rec.1 did not reproduce the recorded plans"
 log "record: rec.1 $old bytes, rec $(wc -c < "$VPD_TMP/rec") bytes, $(grep -c '^T ' "$VPD_TMP/all") blocks"
 
 vpd_stop

@@ -32,3 +32,9 @@ dist_check_SCRIPTS += tests/integration/031-agent-vpowerd.sh
 TESTS += tests/integration/031-agent-vpowerd.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
+
+# replay-check: a minimal reader of docs/record-format.md that replays a
+# vpowerd record through the policy and compares every plan (013).
+check_PROGRAMS += tests/integration/replay-check
+tests_integration_replay_check_SOURCES = tests/integration/replay-check.c
+tests_integration_replay_check_LDADD = policy/libvpowerpolicy.a -lm
