@@ -775,6 +775,75 @@ test_big_little(void **state)
     pol_plan_destroy(p);
 }
 
+/* Churn: a vCPU on a core of its own (too big for the pool's thread)
+ * returns to the pool only when its 60 s need has fallen and it has had
+ * the core for the dwell time; a short-average dip does not move it.
+ * (A need below every thread's lowest point returns it at once.) */
+static void
+test_own_core_dwell(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    int c0;
+
+    (void) state;
+    fixed_model();
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 8; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    for (unsigned v = 0; v < 8; v++) {
+        w.vms[v].id = 30 + v;
+        w.vms[v].first_vcpu = v;
+        w.vms[v].n_vcpus = 1;
+        w.vcpus[v].vm = v;
+        w.vcpus[v].cpu = -1;
+        w.vcpus[v].load.avg_cap = w.vcpus[v].load.slow_cap = 250;
+        w.vcpus[v].load.last_cap = 250;
+        w.vcpus[v].load.n_samples = 50;
+    }
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 600;
+    w.vcpus[0].load.last_cap = 600;
+    w.in.vms = w.vms;
+    w.in.n_vms = 8;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 8;
+    w.in.now_ns = 100 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->vcpu_allowed[0]), 1);
+    c0 = cpuset_next(&p->vcpu_allowed[0], 0);
+    assert_false(cpuset_has(&p->vcpu_allowed[1], (unsigned) c0));
+
+    /* Short average dips, 60 s need still high: stays. */
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.last_cap = 50;
+    w.vcpus[0].load.slow_cap = 400;
+    for (int i = 0; i < 5; i++) {
+        w.in.now_ns += SEC;
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(cpuset_count(&p->vcpu_allowed[0]), 1);
+        assert_int_equal(cpuset_next(&p->vcpu_allowed[0], 0), c0);
+    }
+    /* 60 s need low (below 75 % of the pool thread), the short average
+     * still bursting above it: inside the dwell it stays. */
+    w.vcpus[0].load.slow_cap = 200;
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.last_cap = 400;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_next(&p->vcpu_allowed[0], 0), c0);
+    assert_int_equal(cpuset_count(&p->vcpu_allowed[0]), 1);
+    /* After the dwell: back in the pool with the others. */
+    w.in.now_ns += cfg.pack_dwell_ns;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_true(cpuset_equal(&p->vcpu_allowed[0], &p->vcpu_allowed[1]));
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 static void
 test_errors(void **state)
 {
@@ -877,6 +946,7 @@ main(void)
         cmocka_unit_test(test_estimator),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
+        cmocka_unit_test(test_own_core_dwell),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
     };
