@@ -34,7 +34,8 @@
 #define DOWN_MARGIN_PCT 10    /* Extra demand a smaller pool or a lower
                                * level must also hold. */
 #define GAIN_PPM 10000        /* A feasible plan is only replaced for an
-                               * estimated saving of 1 %. */
+                               * estimated saving of 1 % of the power
+                               * without the platform's. */
 #define BIG_STAY_PCT 25       /* An own-core vCPU returns to the pool
                                * below 75 % of the pool's thread. */
 #define RISE_READY_DIV 2      /* Last ready > spread/2: decide again soon. */
@@ -690,6 +691,16 @@ need_khz(const struct pol_state *st, const struct pol_input *in,
         f = cap_khz;
     }
     return f;
+}
+
+/* The part of an estimate a plan can change: without the constant
+ * platform power, so the 1 % gain rule means 1 % of what the policy
+ * controls (on a 2-CPU host with a 20 W platform, halving the cores'
+ * power was "0.2 %" and never taken). */
+static uint64_t
+ctl_mw(const struct pol_state *st, uint32_t mw)
+{
+    return mw > st->m->platform_mw ? mw - st->m->platform_mw : 0;
 }
 
 static int
@@ -1469,13 +1480,13 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             /* From a feasible plan: a smaller pool when it costs no
              * more (within 0.1 %: consolidation frees cores), anything
              * else for a real saving only. */
-            if (keep_ok ? (kc < kp ? (uint64_t) mw * 1000000
-                                     <= (uint64_t) keep_mw
+            if (keep_ok ? (kc < kp ? ctl_mw(st, mw) * 1000000
+                                     <= ctl_mw(st, keep_mw)
                                         * (1000000 + GAIN_PPM)
                                      && (mw < best_mw
                                          || (k == kp && l == lp))
-                                   : (uint64_t) mw * 1000000
-                                     < (uint64_t) keep_mw
+                                   : ctl_mw(st, mw) * 1000000
+                                     < ctl_mw(st, keep_mw)
                                        * (1000000 - GAIN_PPM)
                                      && mw < best_mw)
                         : mw < best_mw) {
@@ -1552,8 +1563,8 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                         continue;
                     }
                     mw = evaluate(st, in, &usable, kc, j, st->tmp);
-                    if ((uint64_t) mw * 1000000
-                        < (uint64_t) cur * (1000000 - GAIN_PPM)
+                    if (ctl_mw(st, mw) * 1000000
+                        < ctl_mw(st, cur) * (1000000 - GAIN_PPM)
                         && mw < best_mw) {
                         best_mw = mw;
                         k = kc;
