@@ -39,6 +39,7 @@ max_period_ms 200
 pack_dwell_ms 0
 offline_cores yes
 journal $REL_TMP/journal
+control_socket $REL_TMP/vpowerd.sock
 EOD
 export VPOWER_DUMMY_STATE=$REL_TMP/pins
 args=(--config "$REL_TMP/vpowerd.conf" --driver=dummy --dummy-domains "$doms"

@@ -31,6 +31,7 @@ period_ms 200
 max_period_ms 400
 pack_dwell_ms 0
 journal $REL_TMP/journal
+control_socket $REL_TMP/vpowerd.sock
 EOD
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 args=(-v --config "$REL_TMP/vpowerd.conf" --sysfs-root "$fx" --connect "$VP_URI")

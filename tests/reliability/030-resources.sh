@@ -43,6 +43,7 @@ period_ms 100
 max_period_ms 200
 pack_dwell_ms 0
 journal $REL_TMP/journal
+control_socket $REL_TMP/vpowerd.sock
 EOD
 export VPOWER_DUMMY_STATE=$REL_TMP/pins
 vpd_start "$REL_LOG" --config "$REL_TMP/vpowerd.conf" --driver=dummy \

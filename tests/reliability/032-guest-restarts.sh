@@ -16,8 +16,8 @@ vp_guest_wait_ready stay 180
 vp_guest_wait_ready churn 180
 fx=$REL_TMP/sys
 rel_fixture "$fx" "$(nproc)"
-printf 'period_ms 200\nmax_period_ms 400\npack_dwell_ms 0\njournal %s\n' \
-    "$REL_TMP/journal" > "$REL_TMP/vpowerd.conf"
+printf 'period_ms 200\nmax_period_ms 400\npack_dwell_ms 0\njournal %s\ncontrol_socket %s\n' \
+    "$REL_TMP/journal" "$REL_TMP/vpowerd.sock" > "$REL_TMP/vpowerd.conf"
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$REL_LOG" --config "$REL_TMP/vpowerd.conf" --sysfs-root "$fx" --connect "$VP_URI"
 rel_wait_started "$REL_LOG" 60 || rel_fail "vpowerd did not start"

@@ -14,7 +14,7 @@ set -u
 fx=$REL_TMP/sys
 rel_fixture "$fx" 2
 printf 'first 1 20\n' > "$REL_TMP/doms"
-printf 'period_ms 100\nmax_period_ms 200\njournal %s\n' "$REL_TMP/journal" > "$REL_TMP/c.conf"
+printf 'period_ms 100\nmax_period_ms 200\njournal %s\ncontrol_socket %s\n' "$REL_TMP/journal" "$REL_TMP/vpowerd.sock" > "$REL_TMP/c.conf"
 vpd_start "$REL_LOG" --config "$REL_TMP/c.conf" --driver=dummy \
     --dummy-domains "$REL_TMP/doms" --sysfs-root "$fx"
 rel_wait_started "$REL_LOG" 20 || rel_fail "vpowerd did not start"
