@@ -440,6 +440,9 @@ read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
     bool stale = false;
     int r;
 
+    /* Drivers fill what they know; fields appended to drv_vcpu_stat later
+     * (has_halt...) must read as "not available" from older drivers. */
+    memset(st, 0, max * sizeof *st);
     r = d->hv_ops->vcpu_stats(d->hv, vm->dom.uuid, st, max, n);
     if (r < 0) {
         return r;
