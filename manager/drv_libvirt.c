@@ -192,13 +192,23 @@ ev_update_handle(int watch, int events)
 struct ev_deferred_free {
     virFreeCallback ff;
     void *opaque;
+    uint64_t timer;
+    struct ev_deferred_free *next;   /* Pending, for the flush at close. */
 };
+
+static struct ev_deferred_free *ev_deferred;
 
 static void
 deferred_free_cb(void *aux)
 {
     struct ev_deferred_free *df = aux;
 
+    for (struct ev_deferred_free **p = &ev_deferred; *p; p = &(*p)->next) {
+        if (*p == df) {
+            *p = df->next;
+            break;
+        }
+    }
     df->ff(df->opaque);
     free(df);
 }
@@ -211,7 +221,23 @@ defer_free(virFreeCallback ff, void *opaque)
 
         df->ff = ff;
         df->opaque = opaque;
-        sched_add_timer(ev_sched, 0, deferred_free_cb, df);
+        df->next = ev_deferred;
+        ev_deferred = df;
+        df->timer = sched_add_timer(ev_sched, 0, deferred_free_cb, df);
+    }
+}
+
+/* Runs the free callbacks still waiting for the loop: after the last
+ * connection is closed nothing holds libvirt's locks, and the loop may
+ * never turn again (daemon exit), which would leak them. */
+static void
+flush_deferred_frees(void)
+{
+    while (ev_deferred) {
+        struct ev_deferred_free *df = ev_deferred;
+
+        sched_del_timer(ev_sched, df->timer);
+        deferred_free_cb(df);
     }
 }
 
@@ -597,6 +623,7 @@ lv_close(struct drv_hv *hv)
         deregister_events(hv);
         virConnectClose(hv->conn);
     }
+    flush_deferred_frees();
     free(hv);
 }
 
