@@ -224,11 +224,14 @@ conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
         ssize_t w = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
 
         if (w < 0) {
-            if (errno == EINTR) {
+            int e = errno;
+
+            if (e == EINTR) {
                 continue;
             }
+            free(line);
             die(EXIT_CONNECT, "cannot send to vpowerd at %s: %s", c->path,
-                errno == EAGAIN ? "timed out" : strerror(errno));
+                e == EAGAIN ? "timed out" : strerror(e));
         }
         off += (size_t) w;
     }
