@@ -716,9 +716,17 @@ do_churn(const char *journal, unsigned n_vms, unsigned secs)
     CHECK(ch.d->n_vms == n_vms, "tracking %zu VMs, %u run", ch.d->n_vms,
           n_vms);
     /* The daemon's working set is a few MB; allow 1 MB of allocator
-     * noise after the warm-up, no steady growth. */
+     * noise after the warm-up, no steady growth.  Under AddressSanitizer
+     * freed memory sits in a quarantine of up to 256 MB, so RSS says
+     * nothing there; LeakSanitizer checks the same property at exit. */
+#ifdef __SANITIZE_ADDRESS__
+    printf("VmRSS bound not checked under AddressSanitizer (quarantine); "
+           "LeakSanitizer checks for leaks instead: %ld -> %ld kB\n",
+           rss0, rss_max_late);
+#else
     CHECK(rss_max_late <= rss0 + 1024, "VmRSS grew from %ld to %ld kB "
           "after the warm-up", rss0, rss_max_late);
+#endif
     CHECK(fd_late == fd0, "fds %d after the warm-up, %d at the end", fd0,
           fd_late);
     CHECK(ch.events >= 1000, "only %" PRIu64 " events", ch.events);
