@@ -82,8 +82,13 @@ v=$("$dest$sbindir/vpowerd" --version 2>&1) || fail "vpowerd --version: $v"
 log "vpowerd --version: $v"
 "$dest$bindir/vpowerctl" --version > /dev/null 2>&1 ||
     fail "installed vpowerctl --version fails"
+# (configure links them dynamically under --enable-sanitizers only,
+# because the sanitizer runtimes are shared libraries.)
+static=yes
+grep -q '^GUEST_LDFLAGS = *$' "${VPOWER_BUILDDIR:-.}/Makefile" 2>/dev/null &&
+    static=no && log "guest binaries not checked for static linking: sanitizer build"
 for p in "$sbindir/vpower-agent" "$bindir/vpower-hint"; do
-    if ldd "$dest$p" > /dev/null 2>&1; then
+    if [ "$static" = yes ] && ldd "$dest$p" > /dev/null 2>&1; then
         fail "$p is dynamically linked (guests need it static)"
     fi
 done
