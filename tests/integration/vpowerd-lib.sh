@@ -70,6 +70,9 @@ vpd_snapshot() {
 vpd_start() {
     local log=$1
     shift
+    local i
+    # A shared checkout: another engineer's make may be relinking it.
+    for ((i = 0; i < 100 && ! -x "$VPD_BIN"; i++)); do sleep 0.1; done
     [ -x "$VPD_BIN" ] || { echo "vpowerd not built: $VPD_BIN" >&2; exit 99; }
     # 9>&-: a vpowerd that outlives its test must not hold the guest lock.
     "$VPD_BIN" --foreground "$@" > "$log" 2>&1 9>&- &
