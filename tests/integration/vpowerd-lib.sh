@@ -72,7 +72,10 @@ vpd_start() {
     shift
     local i
     # A shared checkout: another engineer's make may be relinking it.
-    for ((i = 0; i < 100 && ! -x "$VPD_BIN"; i++)); do sleep 0.1; done
+    for ((i = 0; i < 100; i++)); do
+        [ -x "$VPD_BIN" ] && break
+        sleep 0.1
+    done
     [ -x "$VPD_BIN" ] || { echo "vpowerd not built: $VPD_BIN" >&2; exit 99; }
     # 9>&-: a vpowerd that outlives its test must not hold the guest lock.
     "$VPD_BIN" --foreground "$@" > "$log" 2>&1 9>&- &
