@@ -550,12 +550,12 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
     vm->next = d->vms;
     d->vms = vm;
     d->n_vms++;
-    LOG_INFO("domain %s (%s): %u vCPUs, %s, policy %s%s", vm->dom.name,
+    LOG_INFO("domain %s (%s): %u vCPUs, %s%s, policy %s", vm->dom.name,
              vm->dom.uuid, vm->n_vcpus,
-             vm->unmanaged ? "statically pinned: unmanaged" : "managed",
-             pol_kind_name(vm->policy.kind),
+             vm->unmanaged ? "statically pinned to " : "managed",
              vm->unmanaged ? set_str(&dom->static_cpus, buf, sizeof buf)
-                           : "");
+                           : "",
+             pol_kind_name(vm->policy.kind));
     gch_attach(d, vm);
     return vm;
 }

@@ -670,11 +670,32 @@ xml_attr(const char *tag, const char *attr, char *buf, size_t len)
     return false;
 }
 
+/* Adds pin 's' to d's static pins unless it covers every one of the
+ * host's 'n_host' CPUs: such a pin constrains nothing.  It is also what
+ * vpowerd's own restore leaves in a transient domain's live XML (the
+ * original "no pinning" reads back as all CPUs), which must not make the
+ * next vpowerd take the domain for an administrator-pinned one. */
+static void
+add_static_pin(struct drv_dom *d, const struct cpuset *s, int n_host)
+{
+    bool all = n_host > 0;
+
+    for (int c = 0; all && c < n_host && c < POL_MAX_CPUS; c++) {
+        all = cpuset_has(s, (unsigned) c);
+    }
+    if (!all) {
+        d->static_pinning = true;
+        cpuset_or(&d->static_cpus, &d->static_cpus, s);
+    }
+}
+
 /* Static pins of the administrator: <vcpu cpuset=...>, <vcpupin>,
  * <emulatorpin> in the persistent (inactive) definition -- the live one
- * also shows the pins vpowerd itself made. */
+ * also shows the pins vpowerd itself made.  Transient domains have only
+ * the live one; vpowerd decides about them once, when it first sees
+ * them, before it pins anything. */
 static void
-parse_static_pins(const char *xml, struct drv_dom *d)
+parse_static_pins(const char *xml, struct drv_dom *d, int n_host)
 {
     const char *p;
     char val[512];
@@ -685,8 +706,7 @@ parse_static_pins(const char *xml, struct drv_dom *d)
     p = strstr(xml, "<vcpu ");
     if (p && xml_attr(p, "cpuset", val, sizeof val)
         && cpuset_parse(&s, val) == 0) {
-        d->static_pinning = true;
-        cpuset_or(&d->static_cpus, &d->static_cpus, &s);
+        add_static_pin(d, &s, n_host);
     }
     p = strstr(xml, "<cputune");
     if (!p) {
@@ -695,15 +715,13 @@ parse_static_pins(const char *xml, struct drv_dom *d)
     for (const char *q = p; (q = strstr(q, "<vcpupin ")); q++) {
         if (xml_attr(q, "cpuset", val, sizeof val)
             && cpuset_parse(&s, val) == 0) {
-            d->static_pinning = true;
-            cpuset_or(&d->static_cpus, &d->static_cpus, &s);
+            add_static_pin(d, &s, n_host);
         }
     }
     for (const char *q = p; (q = strstr(q, "<emulatorpin ")); q++) {
         if (xml_attr(q, "cpuset", val, sizeof val)
             && cpuset_parse(&s, val) == 0) {
-            d->static_pinning = true;
-            cpuset_or(&d->static_cpus, &d->static_cpus, &s);
+            add_static_pin(d, &s, n_host);
         }
     }
 }
@@ -752,7 +770,9 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
     xml = virDomainGetXMLDesc(dom, d->persistent ? VIR_DOMAIN_XML_INACTIVE
                                                  : 0);
     if (xml) {
-        parse_static_pins(xml, d);
+        /* Number of host CPUs (online or not); -1 if unknown, and then
+         * every pin counts as static, the safe side. */
+        parse_static_pins(xml, d, virNodeGetCPUMap(hv->conn, NULL, NULL, 0));
         free(xml);
     }
     xml = virDomainGetXMLDesc(dom, 0);
