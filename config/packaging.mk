@@ -76,7 +76,8 @@ uninstall-local: $(PACKAGING_HOOK_UNINSTALL)
 # once it is committed (a fresh clone must build).
 dist_doc_DATA += docs/install.md docs/security.md \
 	docs/configuration.md docs/energy-model.md docs/inputs.md \
-	docs/simulator.md docs/baselines.md
+	docs/simulator.md docs/baselines.md docs/fleet.md docs/policy.md \
+	docs/guest-agent.md
 
 EXTRA_DIST += LICENSE
 dist_doc_DATA += LICENSE
