@@ -6,6 +6,15 @@
 # with the dummy hypervisor and host; 010 and 011 run it
 # against real libvirtd and TCG guests (root; they skip with a reason
 # only where libvirtd or QEMU cannot run).
+# 00x: the guest harness itself -- guests boot and carry load, and the
+# reference measurement: pinning three light guests onto cpu0 by hand
+# frees cpu1 (what 011 then asks of vpowerd on its own).
+HARNESS_TESTS = \
+	tests/integration/001-guests-boot.sh \
+	tests/integration/002-manual-pinning.sh
+dist_check_SCRIPTS += $(HARNESS_TESTS)
+TESTS += $(HARNESS_TESTS)
+
 VPOWERD_TESTS = \
 	tests/integration/010-vpowerd-pack.sh \
 	tests/integration/011-vpowerd-light3.sh \
