@@ -46,9 +46,12 @@ VPD_TMP=$VP_TMPDIR
 EXP_PID=
 
 demo_cleanup() {
+    local rc=$?     # vp_cleanup exits with the status it is entered with
+
     set +e
     [ -n "$EXP_PID" ] && kill "$EXP_PID" 2>/dev/null
     [ -n "$VPD_PID" ] && vpd_stop
+    (exit "$rc")
     vp_cleanup
 }
 trap demo_cleanup EXIT
