@@ -76,7 +76,7 @@ vpd_stop
 [ "$fd1" -le "$fd0" ] || rel_fail "vpowerd fds grew from $fd0 to $fd1 across $stops domain stops"
 # Under AddressSanitizer freed memory is quarantined (RSS grows by
 # design); LeakSanitizer checks for leaks at vpowerd's exit instead.
-if grep -q libasan "/proc/$VPD_PID/maps" 2>/dev/null; then
+if ldd "$VPD_BIN" 2>/dev/null | grep -q libasan; then
     rel_log "VmRSS bound not checked: vpowerd runs under AddressSanitizer (quarantine); $rss0 -> $rss1 kB"
 else
     [ "$rss1" -le $((rss0 + 2048)) ] || rel_fail "vpowerd VmRSS grew from $rss0 to $rss1 kB across $stops domain stops"
