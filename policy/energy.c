@@ -146,11 +146,18 @@ pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
             continue;
         }
         flags[k] &= (uint8_t) ~1;        /* Count each core once. */
-        if (!(flags[k] & 4)) {
-            continue;                    /* Whole core offline: 0 mW. */
-        }
         d = &m->domains[di];
         deepest = d->n_idle ? d->n_idle - 1 : 0;
+        if (!(flags[k] & 4)) {
+            /* Whole core offline: an offline CPU is not powered off, it
+             * waits in the deepest C-state (x86 mwait_play_dead() takes
+             * the highest CPUID-leaf-5 state; Arm PSCI CPU_OFF is the
+             * power-down state the EAS models list as the deepest), so
+             * it costs what a parked core costs, and lets its cluster
+             * and package sleep like one. */
+            mw += d->n_idle ? d->idle[deepest].power_mw : 0;
+            continue;
+        }
         f = plan->dom_freq_khz[di];
         busy = 1 - idle_prob[k];
         /* Parked cores have no limit: they reach the deepest state for

@@ -57,6 +57,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     }
     h->pol_idle_limit = xcalloc(POL_MAX_CPUS, sizeof *h->pol_idle_limit);
     h->backlog = xcalloc(nv, sizeof *h->backlog);
+    h->carried = xcalloc(nv, sizeof *h->carried);
     h->want = xcalloc(nv, sizeof *h->want);
     h->served = xcalloc(nv, sizeof *h->served);
     h->order = xcalloc(nv, sizeof(struct want_idx));
@@ -122,6 +123,7 @@ exec_host_destroy(struct exec_host *h)
     pol_plan_destroy(h->plan);
     free(h->pol_idle_limit);
     free(h->backlog);
+    free(h->carried);
     free(h->want);
     free(h->served);
     free(h->order);
@@ -569,11 +571,17 @@ exec_step(struct exec_host *h, const float *demand)
 }
 
 void
-exec_interval_end(struct exec_host *h, float *ready_out)
+exec_interval_end(struct exec_host *h, float *ready_out, double *late_out)
 {
     for (size_t v = 0; v < h->n_vcpus; v++) {
-        h->unmet_work += h->backlog[v];
-        h->backlog[v] = 0;
+        double late = h->backlog[v] - h->carried[v];
+
+        late = late > 0 ? late : 0;
+        h->unmet_work += late;
+        if (late_out) {
+            late_out[v] = late;
+        }
+        h->carried[v] = h->backlog[v];
         if (ready_out) {
             ready_out[v] = (float) h->ready_ivl_s[v];
         }

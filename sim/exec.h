@@ -13,8 +13,13 @@
  * smt_capacity_pct/100 when two of its threads are usable): max-min fair
  * over that pooled capacity (CFS load balancing at the 1 s scale), each
  * vCPU at most one thread of the fastest core in its set.  Work not
- * served is ready time (runnable - running) and backlog; backlog left at
- * the end of a trace interval is unmet demand.
+ * served is ready time (runnable - running) and backlog.  Backlog is
+ * never dropped: CPU work that a VM could not run is still to be done
+ * (a request waits, a batch job finishes later), so it carries into the
+ * next interval and costs energy when it runs.  An interval's unmet
+ * demand is its shortfall, max(0, demand - served) = the growth of the
+ * backlog over the interval, so a shortfall is counted once even when a
+ * saturated vCPU (demand = one whole vCPU) can never drain it.
  *
  * Placement: every vCPU has a sticky home CPU in its set (new ones go to
  * the least loaded core, ties to the package with fewer vCPUs, as the
@@ -47,6 +52,7 @@ struct exec_host {
 
     /* Per vCPU (host-local index). */
     double *backlog;              /* Capacity-unit-seconds waiting. */
+    double *carried;              /* Backlog at the last interval end. */
     double *want;                 /* Scratch. */
     double *served;               /* Scratch: served this step. */
     void *order;                  /* Scratch for water-filling. */
@@ -107,9 +113,12 @@ void exec_apply(struct exec_host *h, const struct pol_plan *plan);
  * (fraction of one nominal vCPU, 0..1), charging energy. */
 void exec_step(struct exec_host *h, const float *demand);
 
-/* Ends a trace interval: backlog becomes unmet demand and each vCPU's
- * ready time over the interval is appended to 'ready_out' (seconds,
- * n_vcpus values) if not NULL; then resets the interval accumulators. */
-void exec_interval_end(struct exec_host *h, float *ready_out);
+/* Ends a trace interval: the interval's shortfall (backlog growth) is
+ * added to unmet demand (and stored in 'late_out[v]', capacity-unit-
+ * seconds, if not NULL); the backlog carries on; each vCPU's ready time over the
+ * interval is appended to 'ready_out' (seconds, n_vcpus values) if not
+ * NULL; then resets the interval accumulators. */
+void exec_interval_end(struct exec_host *h, float *ready_out,
+                       double *late_out);
 
 #endif /* sim/exec.h */

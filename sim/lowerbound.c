@@ -12,9 +12,9 @@
  *                       + (uncore_active - uncore_idle) / cores_in_pkg.
  * Per core, the cheapest power for throughput x is then the lower convex
  * hull of (0, idle floor) and (capacity_j * SMT gain, busy'_j) for every
- * point j, turbo included (time-sharing).  The idle floor is 0 mW for
- * cores that can be offlined (all but CPU0's) and the deepest state's
- * power for CPU0's core.  A sum of convex costs under one throughput
+ * point j, turbo included (time-sharing).  The idle floor is the
+ * cheapest idle state's power for every core (offline cores wait in the
+ * deepest state, policy/energy.c).  A sum of convex costs under one throughput
  * constraint is minimised greedily by ascending hull slope.  Every step
  * only lowers the cost, so the result is a valid (if not tight) bound. */
 
@@ -118,10 +118,11 @@ lb_create(const struct pol_model *m)
         pkg_add = pk->uncore_active_mw > pk->uncore_idle_mw
                   ? ((double) pk->uncore_active_mw - pk->uncore_idle_mw)
                     / pkg_cores[dm->pkg] : 0;
-        /* CPU0 cannot be offlined; its core idles in the deepest state
-         * (the cheapest idle power of the domain). */
+        /* An unused core idles in the cheapest idle state of its
+         * domain; offlining it costs the same (an offline CPU waits in
+         * the deepest C-state, see policy/energy.c). */
         y0 = 0;
-        if (k == m->cpu_core[0]) {
+        if (dm->n_idle) {
             y0 = dm->idle[0].power_mw;
             for (unsigned i = 0; i < dm->n_idle; i++) {
                 y0 = dm->idle[i].power_mw < y0 ? dm->idle[i].power_mw : y0;

@@ -271,6 +271,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     struct lb_model *lb = lb_create(m);
     float *ready[SIM_N_POL] = { NULL };
     float *burst = xcalloc(steps, sizeof *burst);
+    double *late = NULL;
     size_t n_ready = 0, total_vcpus = 0;
     int rc = 0;
 
@@ -402,12 +403,17 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                 if (!h) {
                     continue;
                 }
-                /* Per VM: what is still backlogged becomes unmet. */
+                /* Per VM: the interval's shortfall is unmet; the
+                 * backlog carries on (sim/exec.h). */
+                if (!late) {
+                    late = xcalloc(total_vcpus ? total_vcpus : 1,
+                                   sizeof *late);
+                }
+                exec_interval_end(h, ready[p] + off, late);
                 for (size_t v = 0; v < hs->n_vcpus; v++) {
                     res->vm_rows[p][hs->vcpu_vm[v]].unmet_core_s +=
-                        h->backlog[v] / POL_CAPACITY_SCALE;
+                        late[v] / POL_CAPACITY_SCALE;
                 }
-                exec_interval_end(h, ready[p] + off);
                 for (size_t v = 0; v < hs->n_vcpus; v++) {
                     res->vm_rows[p][hs->vcpu_vm[v]].ready_s +=
                         ready[p][off + v];
@@ -490,6 +496,7 @@ out:
         free(hs->vcpus);
         free(hs->demand);
     }
+    free(late);
     for (int p = 0; p < SIM_N_POL; p++) {
         free(ready[p]);
     }

@@ -130,13 +130,20 @@ test_idle_rules(void **state)
     p->idle_limit[0] = 0;
     shallow = pol_energy_power_mw(m, p, busy);
     assert_int_equal(shallow, parked - 100 + 1500 + 5000);
-    /* Offline costs nothing for the core. */
+    /* An offline core waits in the deepest C-state (mwait_play_dead):
+     * it costs what a parked core costs, and so does its package. */
     p->idle_limit[0] = -1;
     cpuset_zero(&p->active);
     cpuset_set(&p->offline, 5);
     cpuset_set(&p->offline, 61);
     off = pol_energy_power_mw(m, p, busy);
-    assert_int_equal(off, parked - 100);
+    assert_int_equal(off, parked);
+    /* ... even when an awake core of its package is held shallow. */
+    cpuset_set(&p->active, 0);
+    p->idle_limit[0] = 0;
+    assert_int_equal(pol_energy_power_mw(m, p, busy), shallow);
+    p->idle_limit[0] = -1;
+    cpuset_zero(&p->active);
     /* A busier core gets no deeper state: power rises with busy. */
     cpuset_zero(&p->offline);
     cpuset_set(&p->active, 0);
