@@ -39,3 +39,7 @@ bench: sim/bench sim/vpower-sim
 VPOWER_BENCH_TRACE = /work/shared/data/traces/planetlab-cloudsim/20110303
 
 EXTRA_DIST += docs/simulator.md docs/baselines.md
+
+# The README's "Power over a day" plots and the script that makes them.
+EXTRA_DIST += docs/img/make-plots.sh docs/img/planetlab-20110303-xeon.svg \
+	docs/img/bitbrains-xeon.svg
