@@ -16,3 +16,6 @@ manager_vpower_exporter_LDADD = manager/libvpowermgr.a \
 
 dist_noinst_DATA += config/vpower-exporter.service config/grafana/vpower.json
 dist_doc_DATA += docs/metrics.md
+# man_MANS is set in manager/ctl.mk (included before this file), which
+# also puts $(man_MANS) into EXTRA_DIST.
+man_MANS += docs/man/vpower-exporter.8

@@ -39,3 +39,10 @@ bench: sim/bench sim/vpower-sim
 VPOWER_BENCH_TRACE = /work/shared/data/traces/planetlab-cloudsim/20110303
 
 EXTRA_DIST += docs/simulator.md docs/baselines.md
+# man_MANS is set in manager/ctl.mk (included before this file), which
+# also puts $(man_MANS) into EXTRA_DIST.
+man_MANS += docs/man/vpower-sim.1
+
+# The README's "Power over a day" plots and the script that makes them.
+EXTRA_DIST += docs/img/make-plots.sh docs/img/planetlab-20110303-xeon.svg \
+	docs/img/bitbrains-xeon.svg

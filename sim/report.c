@@ -365,18 +365,61 @@ report_json(FILE *f, const struct report_info *ri,
     return rc;
 }
 
+/* Last component of 'path' (trailing slashes ignored) into 'buf'. */
+static const char *
+base_name(const char *path, char *buf, size_t len)
+{
+    size_t n = strlen(path), b;
+
+    while (n > 1 && path[n - 1] == '/') {
+        n--;
+    }
+    for (b = n; b > 0 && path[b - 1] != '/'; b--) {
+    }
+    snprintf(buf, len, "%.*s", (int) (n - b), path + b);
+    return buf;
+}
+
+/* Writes 's' as a single-quoted gnuplot string ('' is a quote). */
+static void
+gp_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') {
+            fputc('\'', f);
+        }
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* Line style per policy (enum sim_pol order): distinct colours on
+ * white, vpower thicker, the lower bound dashed. */
+static const char *const plot_style[SIM_N_POL] = {
+    "lw 2.5 lc rgb '#d62728'",              /* vpower */
+    "lw 1.2 lc rgb '#1f77b4'",              /* performance */
+    "lw 1.2 lc rgb '#2ca02c'",              /* schedutil */
+    "lw 1.2 lc rgb '#9467bd'",              /* powersave */
+    "lw 1.2 lc rgb '#ff7f0e'",              /* dpdk-vmpm */
+    "lw 1.2 lc rgb '#8c564b'",              /* nova-offline */
+    "lw 1.2 lc rgb '#555555' dt 2",         /* lower-bound */
+};
+
 int
 report_plot(const char *path, const struct report_info *ri,
             const struct sim_result *res)
 {
     FILE *f = fopen(path, "w");
     bool first = true;
+    char title[1024], out[4096], tb[256], mb[256];
+    double tics;
 
     if (!f) {
         return -errno;
     }
     fprintf(f, "# vpower-sim plot: gnuplot %s\n", path);
-    fprintf(f, "$data << EOD\n# min");
+    fprintf(f, "$data << EOD\n# hours");
     for (int p = 0; p < SIM_N_POL; p++) {
         if (res->rows[p].ran) {
             fprintf(f, " %s_W %s_cpus", sim_pol_name(p), sim_pol_name(p));
@@ -384,7 +427,8 @@ report_plot(const char *path, const struct report_info *ri,
     }
     fprintf(f, "\n");
     for (size_t i = 0; i < res->n_intervals; i++) {
-        fprintf(f, "%.1f", i * res->hours * 60.0 / res->n_intervals);
+        /* Each interval's mean, plotted at its start. */
+        fprintf(f, "%.4f", i * res->hours / res->n_intervals);
         for (int p = 0; p < SIM_N_POL; p++) {
             if (res->rows[p].ran) {
                 fprintf(f, " %.2f %.2f", res->rows[p].power_w[i],
@@ -393,26 +437,39 @@ report_plot(const char *path, const struct report_info *ri,
         }
         fprintf(f, "\n");
     }
-    fprintf(f, "EOD\nset terminal svg size 1000,800\n"
-            "set output '%s.svg'\nset multiplot layout 2,1 title "
-            "'%s on %s'\nset key outside right\nset xlabel 'minutes'\n"
-            "set ylabel 'power (W, all hosts)'\nplot ", path, ri->trace,
-            ri->model);
+    snprintf(title, sizeof title, "%s (%s): %zu VMs / %zu vCPUs on %u "
+             "host(s) of %s, %g h, seed %llu",
+             base_name(ri->trace, tb, sizeof tb), ri->format, res->n_vms,
+             res->n_vcpus, res->hosts, base_name(ri->model, mb, sizeof mb),
+             res->hours, ri->seed);
+    tics = res->hours <= 6 ? 1 : res->hours <= 24 ? 2
+           : res->hours <= 96 ? 6 : 24;
+    fprintf(f, "EOD\nset terminal svg size 1000,800 noenhanced "
+            "background rgb 'white'\nset output ");
+    snprintf(out, sizeof out, "%s.svg", path);
+    gp_quoted(f, out);
+    fprintf(f, "\nset multiplot layout 2,1 title ");
+    gp_quoted(f, title);
+    fprintf(f, "\nset key outside right top\nset grid\n"
+            "set xrange [0:%g]\nset xtics %g\nset xlabel 'time (h)'\n"
+            "set ylabel 'power, all hosts (W)'\nplot ", res->hours, tics);
     for (int p = 0, col = 2; p < SIM_N_POL; p++) {
         if (res->rows[p].ran) {
-            fprintf(f, "%s$data using 1:%d with lines title '%s'",
-                    first ? "" : ", ", col, sim_pol_name(p));
+            fprintf(f, "%s$data using 1:%d with lines %s title '%s'",
+                    first ? "" : ", ", col, plot_style[p], sim_pol_name(p));
             first = false;
             col += 2;
         }
     }
-    fprintf(f, "\nset ylabel 'active CPUs per host'\nplot ");
+    fprintf(f, "\nset ylabel 'active CPUs per host'\nset yrange [0:*]\n"
+            "plot ");
     first = true;
     for (int p = 0, col = 3; p < SIM_N_POL; p++) {
         if (res->rows[p].ran) {
             if (p != SIM_P_LOWER) {
-                fprintf(f, "%s$data using 1:%d with lines title '%s'",
-                        first ? "" : ", ", col, sim_pol_name(p));
+                fprintf(f, "%s$data using 1:%d with lines %s title '%s'",
+                        first ? "" : ", ", col, plot_style[p],
+                        sim_pol_name(p));
                 first = false;
             }
             col += 2;

@@ -228,7 +228,7 @@ main(int argc, char *argv[])
         { "verify-plans", no_argument, NULL, 'Y' },
         { "thermal-cap", required_argument, NULL, 'T' },
         { "thermal-pkg", required_argument, NULL, 'K' },
-        { "help", no_argument, NULL, '?' },
+        { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
     };
     const char *model_path = NULL, *trace_dir = NULL, *format = "auto";
@@ -330,9 +330,12 @@ main(int argc, char *argv[])
                 return 2;
             }
             break;
-        default:
-            usage(opt == '?' ? stdout : stderr);
-            return opt == '?' ? 0 : 2;
+        case 1:
+            usage(stdout);
+            return 0;
+        default:                /* '?': unknown option, missing argument. */
+            usage(stderr);
+            return 2;
         }
     }
     if (trace_dir && optind == argc

@@ -53,8 +53,10 @@ done
 want "$libdir/libvpowerhint.a"
 want "$includedir/vpowerhint.h"
 want "$libdir/pkgconfig/vpowerhint.pc"
-for m in man8/vpowerd.8 man8/vpowerctl.8 man5/vpowerd.conf.5 \
-         man8/vpower-agent.8 man1/vpower-hint.1 man3/vpowerhint.3; do
+mans="man8/vpowerd.8 man8/vpowerctl.8 man5/vpowerd.conf.5
+      man8/vpower-exporter.8 man1/vpower-sim.1
+      man8/vpower-agent.8 man1/vpower-hint.1 man3/vpowerhint.3"
+for m in $mans; do
     want "$mandir/$m"
 done
 want "$vpowerconfdir/vpowerd.conf"
@@ -75,6 +77,17 @@ fi
 [ -z "${tmpfilesdir:-}" ] || want "$tmpfilesdir/vpower.conf"
 [ -z "${sysusersdir:-}" ] || want "$sysusersdir/vpower.conf"
 log "$n expected files installed"
+
+# Every installed man page renders without groff warnings (man-db's man).
+if man --version 2>/dev/null | grep -q "^man 2\."; then
+    for m in $mans; do
+        w=$(MANWIDTH=80 man --warnings -l "$dest$mandir/$m" 2>&1 > /dev/null)
+        [ -z "$w" ] || fail "man page $m renders with warnings: $w"
+    done
+    log "man pages render without warnings"
+else
+    log "man pages not rendered: no man-db man(1) here"
+fi
 
 # The installed programs run; the guest ones are static (a guest image
 # has no libvirt or json-c).
