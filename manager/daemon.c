@@ -93,6 +93,10 @@ struct vpd_priv {
     struct freqsrc *fs;             /* NULL: the host driver's cur_khz. */
     struct thermal *th;             /* NULL: no thermal events. */
     uint32_t ran_khz[POL_MAX_CPUS]; /* Frequency that ran, 0 = nominal. */
+    uint32_t in_busy[POL_MAX_CPUS]; /* pol_input.cpu_busy_ppm: busy_ppm of
+                                     * managed online CPUs as recorded
+                                     * (C lines), UINT32_MAX elsewhere. */
+    uint32_t in_khz[POL_MAX_CPUS];  /* pol_input.cpu_ran_khz. */
     char ready_src[40];
     struct rec *rec;                /* Replay record, NULL if off. */
 };
@@ -923,6 +927,18 @@ build_input(struct vpd *d, struct pol_input *in)
     if (pv->th) {
         thermal_domain_caps(pv->th, &d->model, in->thermal_cap_khz);
     }
+    /* Per-CPU busy and frequency, exactly as the recorder's C lines
+     * write them, so a replay gives the policy the same input. */
+    for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
+        bool known = d->cpus[c].managed && d->cpus[c].online;
+
+        pv->in_busy[c] = !known ? UINT32_MAX
+                         : pv->busy_ppm[c] != UINT32_MAX ? pv->busy_ppm[c]
+                         : 0;
+        pv->in_khz[c] = known ? pv->ran_khz[c] : 0;
+    }
+    in->cpu_busy_ppm = pv->in_busy;
+    in->cpu_ran_khz = pv->in_khz;
     memcpy(d->thermal_cap_khz, in->thermal_cap_khz,
            sizeof d->thermal_cap_khz);
 }
@@ -1386,6 +1402,11 @@ cycle(struct vpd *d, bool sample)
             sample_vms(d, interval);
             pv->last_sample_ns = now;
         }
+        if (sample) {
+            /* Before deciding: the policy sizes pool cores' frequencies
+             * from it, and the energy estimate below uses it too. */
+            busy_estimate(d);
+        }
         build_input(d, &in);
         r = pol_decide(d->pol, &in, d->plan);
         if (r < 0) {
@@ -1423,7 +1444,6 @@ cycle(struct vpd *d, bool sample)
             double dt = (double) interval / 1e9;
             uint32_t base;
 
-            busy_estimate(d);
             d->est_power_mw = pol_energy_power_mw(&d->model, d->plan,
                                                   pv->busy_ppm);
             base = baseline_power(d);

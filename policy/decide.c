@@ -75,6 +75,8 @@ struct pol_state {
     uint64_t dwell_ns;               /* Current packing dwell. */
     uint64_t interval_ns;
     uint64_t prev_hash;
+    uint32_t trim_khz[POL_MAX_DOMAINS];  /* Last per-core point chosen
+                                         * by trim_pool() (0 none). */
 
     /* Per-decision scratch (no allocation in pol_decide). */
     uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed. */
@@ -973,6 +975,165 @@ evaluate(struct pol_state *st, const struct pol_input *in,
     return pol_energy_power_mw(m, p, st->busy_ppm);
 }
 
+/* Capacity core 'kc' offers at 'khz': one thread, times
+ * smt_capacity_pct when two or more of its threads are usable. */
+static double
+core_cap_at(const struct pol_state *st, const struct cpuset *usable,
+            unsigned kc, uint32_t khz)
+{
+    const struct pol_domain *d = &st->m->domains[st->core_dom[kc]];
+    unsigned nt = 0;
+    double c = pol_dom_capacity_at(d, khz);
+
+    for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+        nt += cpuset_has(usable, st->core_cpu[kc][s]);
+    }
+    return nt >= 2 ? c * st->m->smt_capacity_pct / 100.0 : c;
+}
+
+/* Lowest non-turbo point of domain 'd', at most 'top_khz', whose core
+ * holds 'need' in all and 'need_thr' on one thread ('gain' = capacity
+ * factor of the core's usable threads together); 'top_khz' if none. */
+static uint32_t
+trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
+           double need_thr, double gain)
+{
+    for (unsigned j = 0; j <= d->nominal_opp && j < d->n_opps; j++) {
+        const struct pol_opp *o = &d->opps[j];
+
+        if (o->freq_khz >= top_khz) {
+            break;
+        }
+        if (o->capacity >= need_thr && o->capacity * gain >= need) {
+            return o->freq_khz;
+        }
+    }
+    return top_khz;
+}
+
+/* Per-core frequency inside the pool (docs/policy.md, "Per-core
+ * points").  The pool's level assumes the kernel spreads the packed set
+ * evenly; at the 1 s scale it does not (threads stay where they woke), so
+ * a pool core that is alone in its frequency domain runs at the lowest
+ * point holding its own measured load with the pool's headroom
+ * (schedutil's 1.25 x util for the default 20 %), never above the level,
+ * never below a floor.  A core saturated at a trimmed point measures its
+ * full capacity and is raised at the next decision; lowering needs the
+ * packing margin too.  Only with measured per-CPU busy time, not under
+ * the override, not for a domain with a boost (dom_max). */
+static void
+trim_pool(struct pol_state *st, const struct pol_input *in,
+          const struct cpuset *usable, unsigned k, double budget,
+          struct pol_plan *p)
+{
+    const struct pol_model *m = st->m;
+    double g = 100.0 / (100 - st->cfg.headroom_pct);
+    bool seen[POL_MAX_DOMAINS] = { false };
+    uint32_t top_of[POL_MAX_DOMAINS];
+    double total = 0;
+
+    /* The pool's capacity at the level: trimming never takes it below
+     * 'budget' (the packed vCPUs' averages with headroom, the contract
+     * of pol_decide()); where it would, cores get their level back in
+     * pool order. */
+    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
+        unsigned kc = st->pool[i], di = st->core_dom[kc];
+
+        top_of[di] = p->dom_freq_khz[di];
+        total += core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
+    }
+
+    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
+        unsigned kc = st->pool[i], di = st->core_dom[kc];
+        const struct pol_domain *d = &m->domains[di];
+        double w = 0, tmax = 0, gain;
+        unsigned nt = 0;
+        uint32_t top = p->dom_freq_khz[di], f, fd, prev;
+        bool known = true;
+
+        seen[di] = true;
+        if (!in->cpu_busy_ppm || in->override_performance || st->dom_max[di]
+            || !top || st->big_khz[di]
+            || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
+            st->trim_khz[di] = 0;
+            continue;
+        }
+        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+            unsigned c = st->core_cpu[kc][s];
+            uint32_t b = in->cpu_busy_ppm[c];
+            double x;
+
+            if (!cpuset_has(usable, c)) {
+                continue;
+            }
+            if (b == UINT32_MAX) {
+                known = false;
+                break;
+            }
+            x = (b > 1000000 ? 1000000 : b) / 1e6
+                * pol_model_capacity_at(m, c, in->cpu_ran_khz
+                                              ? in->cpu_ran_khz[c] : 0);
+            w += x;
+            tmax = x > tmax ? x : tmax;
+            nt++;
+        }
+        if (!known || !nt) {
+            st->trim_khz[di] = 0;
+            continue;
+        }
+        gain = nt >= 2 ? m->smt_capacity_pct / 100.0 : 1.0;
+        f = trim_point(d, top, w * g, tmax * g, gain);
+        fd = trim_point(d, top, w * g * (100 + DOWN_MARGIN_PCT) / 100,
+                        tmax * g * (100 + DOWN_MARGIN_PCT) / 100, gain);
+        prev = st->trim_khz[di] ? st->trim_khz[di] : top;
+        /* Up at once to what holds the load; down only with the
+         * margin; else stay. */
+        if (f >= prev) {
+            prev = f;
+        } else if (fd < prev) {
+            prev = fd;
+        }
+        if (prev > top) {
+            prev = top;
+        }
+        if (st->dom_floor[di] > prev) {
+            prev = st->dom_floor[di] < top ? st->dom_floor[di] : top;
+        }
+        st->trim_khz[di] = prev;
+        total -= core_cap_at(st, usable, kc, top)
+                 - core_cap_at(st, usable, kc, prev);
+        if (prev < top) {
+            /* The energy estimate's busy shares at the lower point. */
+            double r = (double) pol_dom_capacity_at(d, top)
+                       / pol_dom_capacity_at(d, prev);
+
+            for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+                unsigned c = st->core_cpu[kc][s];
+                double b = st->busy_ppm[c] * r;
+
+                st->busy_ppm[c] = (uint32_t) (b > 1e6 ? 1e6 : b);
+            }
+        }
+        p->dom_freq_khz[di] = prev;
+    }
+    for (unsigned i = 0; i < k && i < st->n_pool && total < budget; i++) {
+        unsigned kc = st->pool[i], di = st->core_dom[kc];
+        uint32_t f = p->dom_freq_khz[di];
+
+        if (f < top_of[di]) {
+            total += core_cap_at(st, usable, kc, top_of[di])
+                     - core_cap_at(st, usable, kc, f);
+            p->dom_freq_khz[di] = top_of[di];
+            st->trim_khz[di] = 0;
+        }
+    }
+    for (unsigned di = 0; di < m->n_domains && di < POL_MAX_DOMAINS; di++) {
+        if (!seen[di]) {
+            st->trim_khz[di] = 0;
+        }
+    }
+}
+
 /* Per level: the slowest pool thread, the vCPUs that need more (a core
  * each), and the smallest pool that holds the rest now (k_up) and with
  * the packing margin (k_down).  's_full', 's_var', 's_last' are the
@@ -1608,6 +1769,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     plan->n_vms = in->n_vms;
     plan->n_vcpus = in->n_vcpus;
     evaluate(st, in, &usable, k, l, plan);
+    trim_pool(st, in, &usable, k, s_full, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], &usable, &pool_set);

@@ -117,6 +117,15 @@ struct pol_input {
     uint64_t now_ns;             /* Caller's monotonic clock. */
     bool override_performance;   /* Host-wide "power does not matter". */
     uint32_t thermal_cap_khz[POL_MAX_DOMAINS]; /* 0 = no cap. */
+    /* Appended (fourth round): what each CPU did over the last interval,
+     * indexed by CPU, borrowed for the call; NULL = not measured.  Busy
+     * share in ppm (UINT32_MAX = unknown for that CPU) and the frequency
+     * it ran at (kHz, 0 = nominal).  With them a pool core that is alone
+     * in its frequency domain runs at the point its own measured load
+     * needs (schedutil's 1.25 x rule, never above the pool's level):
+     * the kernel does not spread a packed set evenly at the 1 s scale. */
+    const uint32_t *cpu_busy_ppm;
+    const uint32_t *cpu_ran_khz;
 };
 
 struct pol_config {
@@ -233,7 +242,7 @@ int pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
  * 'cpu_busy_ppm[cpu]' of the time at its planned frequency: busy power of
  * each physical core at its operating point, idle power of the rest of
  * the time in the deepest state its limit allows (parked and offline
- * cores: deepest / zero), cluster, uncore and platform power.  The one
+ * cores: the deepest), cluster, uncore and platform power.  The one
  * energy function shared by decide (EAS choice), the simulator and the
  * exporter. */
 uint32_t pol_energy_power_mw(const struct pol_model *m,

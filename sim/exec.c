@@ -91,6 +91,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     h->cpu_first = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_first);
     h->cpu_work_last = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_last);
     h->cpu_work_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_period);
+    h->cpu_busy_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_busy_period);
     for (unsigned d = 0; d < m->n_domains; d++) {
         const struct pol_domain *dom = &m->domains[d];
         h->plan->dom_freq_khz[d] = dom->opps[dom->nominal_opp].freq_khz;
@@ -148,6 +149,7 @@ exec_host_destroy(struct exec_host *h)
     free(h->cpu_first);
     free(h->cpu_work_last);
     free(h->cpu_work_period);
+    free(h->cpu_busy_period);
     free(h);
 }
 
@@ -379,6 +381,7 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
         h->ready_s[v] = 0;
     }
     memset(h->cpu_work_period, 0, POL_MAX_CPUS * sizeof *h->cpu_work_period);
+    memset(h->cpu_busy_period, 0, POL_MAX_CPUS * sizeof *h->cpu_busy_period);
     h->period_s = 0;
     h->applied++;
 }
@@ -537,6 +540,7 @@ exec_step(struct exec_host *h, const float *demand)
         h->busy_ppm[c] = (uint32_t) (b * 1e6 + 0.5);
         h->cpu_work_last[c] = b * cap;
         h->cpu_work_period[c] += b * cap;
+        h->cpu_busy_period[c] += b;
     }
     /* Idle depth from the mean idle gap, capped by the plan's limit. */
     for (unsigned c = 0; c < m->n_cpus; c++) {

@@ -83,6 +83,9 @@ struct exec_host {
     bool *cpu_first;              /* First online thread of its core. */
     double *cpu_work_last;        /* Capacity units in the last step. */
     double *cpu_work_period;      /* Since the last decision. */
+    double *cpu_busy_period;      /* Busy seconds of each CPU since the
+                                   * last decision (what cpuidle
+                                   * residency shows a real host). */
     double period_s;              /* Length since the last decision. */
 
     /* Totals. */

@@ -137,6 +137,8 @@ replay_step(struct replay *r, const struct replay_decision *d,
     in.override_performance = d->override_performance;
     memcpy(in.thermal_cap_khz, d->thermal_cap_khz,
            sizeof in.thermal_cap_khz);
+    in.cpu_busy_ppm = d->cpu_busy_ppm;
+    in.cpu_ran_khz = d->cpu_ran_khz;
     rc = pol_decide(r->st, &in, out);
     if (rc) {
         snprintf(what, whatlen, "pol_decide failed at %llu ns: %s",

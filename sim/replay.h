@@ -42,6 +42,8 @@ struct replay_decision {
     struct cpuset managed, online;
     bool override_performance;
     uint32_t thermal_cap_khz[POL_MAX_DOMAINS];
+    const uint32_t *cpu_busy_ppm;     /* pol_input.cpu_busy_ppm / */
+    const uint32_t *cpu_ran_khz;      /* .cpu_ran_khz (NULL: none). */
     const struct pol_plan *recorded;  /* The daemon's plan, or NULL. */
     const uint64_t *vm_key;           /* [n_vms] identity of each VM's
                                        * load history (NULL: pol_vm.id);

@@ -65,6 +65,8 @@ struct host {
     uint64_t next_s;              /* Next decision instant. */
     float *demand;                /* [steps * n_vcpus] this interval. */
     struct inst inst[SIM_N_POL];
+    uint32_t cpu_busy[POL_MAX_CPUS];  /* vpower's pol_input.cpu_busy_ppm */
+    uint32_t cpu_khz[POL_MAX_CPUS];   /* ... and .cpu_ran_khz. */
 };
 
 static void *
@@ -159,6 +161,18 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
     }
     cpuset_andnot(&in.online, &in.managed, &h->plan->offline);
     in.now_ns = t * UINT64_C(1000000000);
+    /* What cpuidle residency and cpufreq would show: each CPU's busy
+     * share since the last decision and the frequency it ran at. */
+    if (h->period_s > 0) {
+        for (unsigned c = 0; c < m->n_cpus; c++) {
+            double b = h->cpu_busy_period[c] / h->period_s;
+
+            hs->cpu_busy[c] = (uint32_t) llround((b > 1 ? 1 : b) * 1e6);
+            hs->cpu_khz[c] = h->plan->dom_freq_khz[m->cpu_domain[c]];
+        }
+        in.cpu_busy_ppm = hs->cpu_busy;
+        in.cpu_ran_khz = hs->cpu_khz;
+    }
     for (unsigned d = 0; d < m->n_domains; d++) {
         in.thermal_cap_khz[d] = thermal_capped(o, d, t)
                                 ? o->thermal_cap_khz : 0;

@@ -74,6 +74,8 @@ struct rp {
     size_t n_uuids;
     uint64_t first_now;
     bool have_first;
+    uint32_t busy[POL_MAX_CPUS];  /* C lines of the block: busy share */
+    uint32_t khz[POL_MAX_CPUS];   /* and frequency (UINT32_MAX / 0 none). */
 };
 
 static int
@@ -486,6 +488,28 @@ e_line(struct rp *p, struct record_stats *st)
     return 0;
 }
 
+/* C <cpu> <ran_khz> <cur_khz> <busy_ppm> <idle deltas>: the per-CPU part
+ * of pol_input (busy share and frequency it ran at). */
+static int
+c_line(struct rp *p, char **tok, size_t nt)
+{
+    uint32_t cpu, khz, cur, busy;
+
+    if (nt != 6 || !u32_of(tok[1], &cpu) || !u32_of(tok[2], &khz)
+        || !u32_of(tok[3], &cur) || !u32_of(tok[4], &busy)) {
+        return bad(p, "malformed C line%s", "");
+    }
+    if (cpu >= p->model.n_cpus || cpu >= POL_MAX_CPUS) {
+        return bad(p, "C line names CPU %s outside the model", tok[1]);
+    }
+    if (busy > 1000000) {
+        return bad(p, "C line busy share %s ppm above 1000000", tok[4]);
+    }
+    p->busy[cpu] = busy;
+    p->khz[cpu] = khz;
+    return 0;
+}
+
 static int
 t_line(struct rp *p, char **tok, size_t nt)
 {
@@ -506,6 +530,12 @@ t_line(struct rp *p, char **tok, size_t nt)
     for (unsigned d = 0; d < p->model.n_domains; d++) {
         p->d.thermal_cap_khz[d] = (uint32_t) caps[d];
     }
+    for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
+        p->busy[c] = UINT32_MAX;
+        p->khz[c] = 0;
+    }
+    p->d.cpu_busy_ppm = p->busy;
+    p->d.cpu_ran_khz = p->khz;
     p->n_vms = p->n_vcpus = 0;
     p->have_s = p->have_p = false;
     p->vm_vcpus_left = 0;
@@ -654,7 +684,9 @@ record_replay(const char *path, size_t max_bytes, struct record_stats *st,
             }
             continue;
         }
-        if (!strcmp(tok[0], "VM")) {
+        if (!strcmp(tok[0], "C")) {
+            rc = c_line(&p, tok, nt);
+        } else if (!strcmp(tok[0], "VM")) {
             rc = vm_line(&p, tok, nt);
         } else if (!strcmp(tok[0], "S")) {
             rc = s_line(&p, tok, nt);

@@ -123,6 +123,7 @@ main(int argc, char **argv)
     static struct pol_vcpu vcpus[MAX_VCPUS];
     static char uuids[MAX_VMS][64];
     static struct cpuset want_allowed[MAX_VCPUS];
+    static uint32_t cbusy[POL_MAX_CPUS], ckhz[POL_MAX_CPUS];
     char line[65536], set1[8192], set2[8192], err[256];
     char *model_text = NULL;
     size_t model_len = 0;
@@ -142,6 +143,9 @@ main(int argc, char **argv)
         return 99;
     }
     memset(&in, 0, sizeof in);
+    for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
+        cbusy[c] = UINT32_MAX;
+    }
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strncmp(line, "VPREC ", 6)) {
@@ -196,8 +200,23 @@ main(int argc, char **argv)
             for (unsigned i = 0; i < MAX_LOADS; i++) {
                 loads[i].seen = false;
             }
+            for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
+                cbusy[c] = UINT32_MAX;
+                ckhz[c] = 0;
+            }
+            in.cpu_busy_ppm = cbusy;
+            in.cpu_ran_khz = ckhz;
             samples += !strcmp(kind, "sample");
             kicks += !strcmp(kind, "kick");
+        } else if (!strncmp(line, "C ", 2)) {
+            unsigned cpu, khz, cur, busy;
+
+            if (sscanf(line, "C %u %u %u %u", &cpu, &khz, &cur, &busy) != 4
+                || cpu >= POL_MAX_CPUS || busy > 1000000) {
+                bad("bad C line", line);
+            }
+            cbusy[cpu] = busy;
+            ckhz[cpu] = khz;
         } else if (!strncmp(line, "VM ", 3)) {
             struct pol_vm *v = &vms[nv];
             char name[512], uuid[64], kindn[32], fixed[8192];

@@ -92,6 +92,7 @@ struct world {
     struct pol_vm vms[64];
     struct pol_vcpu vcpus[512];
     struct pol_input in;
+    uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
 };
 
 static void
@@ -150,6 +151,16 @@ random_world(struct world *w, unsigned n_cores, bool allow_perf)
     w->in.vcpus = w->vcpus;
     w->in.n_vcpus = nv;
     w->in.now_ns = 1000 * SEC;
+    /* Half the cases with measured per-CPU busy time (some unknown), so
+     * the per-core points of pool cores are under the same properties. */
+    if (rnd(2)) {
+        for (unsigned c = 0; c < m->n_cpus; c++) {
+            w->busy[c] = rnd(8) == 0 ? UINT32_MAX : rnd(1000001);
+            w->khz[c] = rnd(2) ? 0 : 1000000 + 100000 * rnd(16);
+        }
+        w->in.cpu_busy_ppm = w->busy;
+        w->in.cpu_ran_khz = w->khz;
+    }
 }
 
 /* Checks the contract on one decision; returns a message or NULL. */
@@ -613,6 +624,139 @@ test_estimator(void **state)
  * 2000 / 500, platform 20000).  Three light 1-vCPU guests (about 4 %
  * busy, 0.5 % ready) must end up sharing ONE CPU, the other parked,
  * once warm-up and the dwell time are over, and stay there. */
+/* Per-core points inside the pool: on per-core domains a pool core runs
+ * at what its own measured load needs, never above the pool's level;
+ * up at once when it saturates, and stable on the same input. */
+static void
+test_pool_trim(void **state)
+{
+    static struct world w;
+    static uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
+    struct pol_plan *p = pol_plan_create(64, 512), *q = pol_plan_create(64, 512);
+    struct pol_action acts[1024];
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128];
+    uint32_t level = 0, lo = 0, hi = 0;
+    int trimmed = -1, loaded = -1;
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 16\n"
+                        "package 0 0-15 9000 3000\n"
+                        "domain 0-15 per-core\n"
+                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 16; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    /* 24 one-vCPU VMs at 300 units: 24 x 300 x 1.25 = 9000 does not fit
+     * 16 cores at 1 GHz (6560), so the pool runs above the lowest
+     * point. */
+    for (unsigned v = 0; v < 24; v++) {
+        w.vms[v].id = v + 1;
+        w.vms[v].first_vcpu = v;
+        w.vms[v].n_vcpus = 1;
+        w.vcpus[v].vm = v;
+        w.vcpus[v].cpu = -1;
+        w.vcpus[v].load.avg_cap = 300;
+        w.vcpus[v].load.slow_cap = 300;
+        w.vcpus[v].load.last_cap = 300;
+        w.vcpus[v].load.peak_cap = 400;
+        w.vcpus[v].load.n_samples = 50;
+    }
+    w.in.vms = w.vms;
+    w.in.n_vms = 24;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 24;
+    w.in.now_ns = 100 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    /* Without per-CPU busy time: every pool core at the one level. */
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    CPUSET_FOREACH (c, &p->active) {
+        uint32_t f = p->dom_freq_khz[m->cpu_domain[c]];
+
+        level = level ? level : f;
+        assert_int_equal(f, level);
+    }
+    assert_true(level > 1000000);
+    assert_true(cpuset_count(&p->active) >= 3);
+    for (unsigned i = 0; i < 24; i++) {
+        assert_true(cpuset_equal(&p->vcpu_allowed[i], &p->active));
+    }
+    /* Measured: the first active core idle, the second saturated. */
+    CPUSET_FOREACH (c, &p->active) {
+        if (trimmed < 0) {
+            trimmed = c;
+            busy[c] = 0;
+        } else if (loaded < 0) {
+            loaded = c;
+            busy[c] = 1000000;
+        } else {
+            busy[c] = 500000;
+        }
+        khz[c] = level;
+    }
+    w.in.cpu_busy_ppm = busy;
+    w.in.cpu_ran_khz = khz;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    lo = q->dom_freq_khz[m->cpu_domain[trimmed]];
+    hi = q->dom_freq_khz[m->cpu_domain[loaded]];
+    assert_int_equal(lo, 1000000);
+    assert_int_equal(hi, level);
+    /* Same allowed sets: only frequencies moved. */
+    for (unsigned i = 0; i < 24; i++) {
+        assert_true(cpuset_equal(&p->vcpu_allowed[i], &q->vcpu_allowed[i]));
+    }
+    /* Same input again: no action. */
+    pol_plan_copy(p, q);
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    assert_int_equal(pol_plan_diff(p, q, acts, 1024), 0);
+    /* The idle core saturates at 1 GHz: up at once, not above the
+     * level. */
+    busy[trimmed] = 1000000;
+    khz[trimmed] = 1000000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    assert_true(q->dom_freq_khz[m->cpu_domain[trimmed]] > 1000000);
+    assert_true(q->dom_freq_khz[m->cpu_domain[trimmed]] <= level);
+    /* The override ignores measured load. */
+    w.in.override_performance = true;
+    busy[trimmed] = 0;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    assert_int_equal(q->dom_freq_khz[m->cpu_domain[trimmed]], 2500000);
+    /* Measured load far below the tracked vCPU loads (inconsistent
+     * input) never takes the pool below their averages with headroom:
+     * the contract holds. */
+    w.in.override_performance = false;
+    for (unsigned c = 0; c < 16; c++) {
+        busy[c] = 0;
+    }
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    {
+        double cap = 0;
+
+        CPUSET_FOREACH (c, &q->active) {
+            cap += pol_model_capacity_at(m, (unsigned) c,
+                       q->dom_freq_khz[m->cpu_domain[c]]);
+        }
+        assert_true(cap >= 24 * 300 * 1.25);
+    }
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+    pol_plan_destroy(q);
+}
+
 static void
 test_live_two_cpus(void **state)
 {
@@ -944,6 +1088,7 @@ main(void)
         cmocka_unit_test(test_random_properties),
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_estimator),
+        cmocka_unit_test(test_pool_trim),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
