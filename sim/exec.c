@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAKE_IDLE_HZ 10.0
-#define WAKE_BUSY_HZ 240.0
+#include "sim/halt.h"
 
 /* Water-filling scratch entry. */
 struct want_idx {
@@ -146,6 +145,7 @@ exec_host_destroy(struct exec_host *h)
     free(h->cpu_first);
     free(h->cpu_work_last);
     free(h->cpu_work_period);
+    halt_destroy(h->halt);
     free(h);
 }
 
@@ -378,6 +378,7 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
     }
     memset(h->cpu_work_period, 0, POL_MAX_CPUS * sizeof *h->cpu_work_period);
     h->period_s = 0;
+    halt_period_reset(h);
     h->applied++;
 }
 
@@ -510,6 +511,7 @@ exec_step(struct exec_host *h, const float *demand)
         h->ready_s[v] += ready;
         h->ready_ivl_s[v] += ready;
     }
+    halt_step(h);                 /* Halt polling fills idle time. */
     /* Core work -> busy time of its threads. */
     memset(h->busy_ppm, 0, m->n_cpus * sizeof *h->busy_ppm);
     for (unsigned c = 0; c < m->n_cpus; c++) {
