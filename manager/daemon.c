@@ -97,6 +97,8 @@ struct vpd_priv {
                                      * managed online CPUs as recorded
                                      * (C lines), UINT32_MAX elsewhere. */
     uint32_t in_khz[POL_MAX_CPUS];  /* pol_input.cpu_ran_khz. */
+    uint64_t poll_ns[POL_MAX_CPUS]; /* Halt polling of the vCPUs that
+                                     * ran there, this sample. */
     char ready_src[40];
     struct rec *rec;                /* Replay record, NULL if off. */
 };
@@ -802,6 +804,9 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
                  * not guest work. */
                 poll = st[i].halt_poll_ns - vc->last_halt_ns;
                 busy = halt_adjusted_busy_ns(busy, poll, 0);
+                if (st[i].cpu >= 0 && st[i].cpu < (int) d->n_cpus) {
+                    pv->poll_ns[st[i].cpu] += poll;
+                }
             }
             if (st[i].cpu >= 0 && st[i].cpu < (int) d->n_cpus) {
                 khz = pv->ran_khz[st[i].cpu];
@@ -817,6 +822,19 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             vc->last_delay_ns = st[i].delay_ns;
             vc->last_halt_ns = st[i].halt_poll_ns;
         }
+    }
+    /* The same correction on the CPUs' busy share (cpuidle residency
+     * counts polling as busy): the policy sizes pool cores' points from
+     * it, and polling is not load. */
+    for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
+        if (pv->poll_ns[c] && pv->busy_ppm[c] != UINT32_MAX
+            && interval_ns) {
+            uint64_t sub = pv->poll_ns[c] * 1000000u / interval_ns;
+
+            pv->busy_ppm[c] = pv->busy_ppm[c] > sub
+                              ? (uint32_t) (pv->busy_ppm[c] - sub) : 0;
+        }
+        pv->poll_ns[c] = 0;
     }
     /* What status calls ready_source: the one in use, both if VMs differ
      * (e.g. a domain whose QEMU pid file is missing). */

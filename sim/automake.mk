@@ -9,6 +9,7 @@ sim_libvpowersim_a_SOURCES = \
 	sim/trace_bitbrains.c \
 	sim/burst.c sim/burst.h \
 	sim/exec.c sim/exec.h \
+	sim/halt.c sim/halt.h \
 	sim/baseline.c sim/baseline.h \
 	sim/lowerbound.c sim/lowerbound.h \
 	sim/simrun.c sim/simrun.h \

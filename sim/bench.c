@@ -208,7 +208,7 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
     so.hosts = hosts;
     so.seed = 1;
     so.on_mean_s = 2.0;
-    so.mask = compare ? (1u << SIM_N_POL) - 1 : 1u << SIM_P_VPOWER;
+    so.mask = compare ? SIM_MASK_POLICIES : 1u << SIM_P_VPOWER;
     rc = sim_run(&so, &res, err, sizeof err);
     t2 = now_s();
     if (rc) {

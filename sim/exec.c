@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAKE_IDLE_HZ 10.0
-#define WAKE_BUSY_HZ 240.0
+#include "sim/halt.h"
 
 /* Water-filling scratch entry. */
 struct want_idx {
@@ -92,6 +91,8 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     h->cpu_work_last = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_last);
     h->cpu_work_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_period);
     h->cpu_busy_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_busy_period);
+    h->cpu_guest_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_guest_period);
+    h->core_guest = xcalloc(POL_MAX_CPUS, sizeof *h->core_guest);
     for (unsigned d = 0; d < m->n_domains; d++) {
         const struct pol_domain *dom = &m->domains[d];
         h->plan->dom_freq_khz[d] = dom->opps[dom->nominal_opp].freq_khz;
@@ -150,6 +151,9 @@ exec_host_destroy(struct exec_host *h)
     free(h->cpu_work_last);
     free(h->cpu_work_period);
     free(h->cpu_busy_period);
+    free(h->cpu_guest_period);
+    free(h->core_guest);
+    halt_destroy(h->halt);
     free(h);
 }
 
@@ -382,7 +386,10 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
     }
     memset(h->cpu_work_period, 0, POL_MAX_CPUS * sizeof *h->cpu_work_period);
     memset(h->cpu_busy_period, 0, POL_MAX_CPUS * sizeof *h->cpu_busy_period);
+    memset(h->cpu_guest_period, 0,
+           POL_MAX_CPUS * sizeof *h->cpu_guest_period);
     h->period_s = 0;
+    halt_period_reset(h);
     h->applied++;
 }
 
@@ -515,6 +522,8 @@ exec_step(struct exec_host *h, const float *demand)
         h->ready_s[v] += ready;
         h->ready_ivl_s[v] += ready;
     }
+    memcpy(h->core_guest, h->core_work, h->n_cores * sizeof *h->core_guest);
+    halt_step(h);                 /* Halt polling fills idle time. */
     /* Core work -> busy time of its threads. */
     memset(h->busy_ppm, 0, m->n_cpus * sizeof *h->busy_ppm);
     for (unsigned c = 0; c < m->n_cpus; c++) {
@@ -541,6 +550,18 @@ exec_step(struct exec_host *h, const float *demand)
         h->cpu_work_last[c] = b * cap;
         h->cpu_work_period[c] += b * cap;
         h->cpu_busy_period[c] += b;
+        /* Without the polling: the same mapping of the guest work. */
+        w = h->core_guest[k];
+        if (cap <= 0 || w <= 0) {
+            b = 0;
+        } else if (first_thread) {
+            b = w >= cap ? 1.0 : w / cap;
+        } else {
+            double extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
+            b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
+            b = b > 1.0 ? 1.0 : b;
+        }
+        h->cpu_guest_period[c] += b;
     }
     /* Idle depth from the mean idle gap, capped by the plan's limit. */
     for (unsigned c = 0; c < m->n_cpus; c++) {

@@ -31,7 +31,9 @@
  * tick) on its home core; the core's mean idle gap selects the deepest
  * state whose target residency fits (menu governor with a right guess),
  * capped by the plan's limit; cores without wakeups keep the plan's
- * limit, and pol_energy_power_mw() applies its own rules on top. */
+ * limit, and pol_energy_power_mw() applies its own rules on top.  KVM
+ * halt polling, if attached (sim/halt.h), fills idle time before the
+ * busy times and idle depths are taken. */
 
 #ifndef VPOWER_SIM_EXEC_H
 #define VPOWER_SIM_EXEC_H 1
@@ -42,7 +44,13 @@
 
 #include "policy/policy.h"
 
+/* Wake-ups per second of each vCPU: WAKE_IDLE_HZ + WAKE_BUSY_HZ * busy
+ * (also the halts of the halt-poll model, sim/halt.h). */
+#define WAKE_IDLE_HZ 10.0
+#define WAKE_BUSY_HZ 240.0
+
 struct exec_group;
+struct exec_halt;
 
 struct exec_host {
     const struct pol_model *m;
@@ -86,6 +94,9 @@ struct exec_host {
     double *cpu_busy_period;      /* Busy seconds of each CPU since the
                                    * last decision (what cpuidle
                                    * residency shows a real host). */
+    double *cpu_guest_period;     /* The same without halt polling (what
+                                   * vpowerd derives with halt stats). */
+    double *core_guest;           /* Scratch: core work before polling. */
     double period_s;              /* Length since the last decision. */
 
     /* Totals. */
@@ -96,6 +107,8 @@ struct exec_host {
     double last_power_w;
     unsigned last_active;
     int applied;                  /* Plans applied so far. */
+    struct exec_halt *halt;       /* KVM halt polling (sim/halt.h), NULL
+                                   * = none; owned. */
 };
 
 /* Creates a host for 'n_vms' VMs with 'n_vcpus' vCPUs in all on model

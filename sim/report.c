@@ -55,6 +55,13 @@ pct_of(double part, double whole)
     return whole > 0 ? 100.0 * part / whole : 0;
 }
 
+/* A run total as a mean rate: per second of simulated time. */
+static double
+per_s(const struct sim_result *res, double total)
+{
+    return res->hours > 0 ? total / (res->hours * 3600.0) : 0;
+}
+
 /* The per-VM table: one row per VM, ready p99 and unmet % under every
  * policy that ran. */
 static void
@@ -158,9 +165,9 @@ report_text(FILE *f, const struct report_info *ri,
     const struct sim_row *perf = &res->rows[SIM_P_PERFORMANCE];
 
     fprintf(f, "model %s, trace %s (%s), %zu VMs / %zu vCPUs on %u "
-            "host(s), %.1f h, seed %llu\n", ri->model, ri->trace,
-            ri->format, res->n_vms, res->n_vcpus, res->hosts, res->hours,
-            ri->seed);
+            "host(s), %.1f h, seed %llu, halt-poll %lu ns\n", ri->model,
+            ri->trace, ri->format, res->n_vms, res->n_vcpus, res->hosts,
+            res->hours, ri->seed, (unsigned long) ri->halt_poll_ns);
     if (ri->shape) {
         fprintf(f, "shape: %zu VMs, %zu vCPUs%s, demand mean %.2f / peak "
                 "%.2f cores (nominal vCPUs)\n", ri->shape->n_vms,
@@ -203,7 +210,8 @@ report_text(FILE *f, const struct report_info *ri,
     if (res->rows[SIM_P_VPOWER].ran) {
         fprintf(f, "vpower energy / baseline:");
         for (int p = SIM_P_PERFORMANCE; p < SIM_N_POL; p++) {
-            if (res->rows[p].ran && res->rows[p].energy_j > 0) {
+            if (res->rows[p].ran && res->rows[p].energy_j > 0
+                && !sim_pol_is_variant(p)) {
                 fprintf(f, " %s %.4f", sim_pol_name(p),
                         res->rows[SIM_P_VPOWER].energy_j
                         / res->rows[p].energy_j);
@@ -216,6 +224,70 @@ report_text(FILE *f, const struct report_info *ri,
     }
     if (ri->ts && ri->per_vm && res->vm_rows[SIM_P_VPOWER]) {
         text_per_vm(f, ri, res);
+    }
+}
+
+/* One signal, off and on: vpower rows 'off' and 'on'. */
+static void
+signal_rows(FILE *f, const struct sim_result *res_off,
+            const struct sim_row *off, const char *off_name,
+            const struct sim_result *res_on, const struct sim_row *on,
+            const char *on_name, const char *what)
+{
+    const struct sim_row *r[2] = { off, on };
+    const struct sim_result *rs[2] = { res_off, res_on };
+    const char *st[2] = { off_name, on_name };
+
+    for (int i = 0; i < 2; i++) {
+        fprintf(f, "%-24s %-5s %12.0f %9.2f %8.3f %9.3f %7.1f %9.3f "
+                "%9.3f\n", what, st[i], r[i]->energy_j, r[i]->avg_power_w,
+                r[i]->unmet_pct, r[i]->ready_p99_pct, r[i]->avg_active_cpus,
+                per_s(rs[i], r[i]->fed_load_s),
+                per_s(rs[i], r[i]->poll_cpu_s));
+    }
+    fprintf(f, "%-24s %-5s energy x%.4f (%+.2f%%), unmet %+.3f, ready99 "
+            "%+.3f, act_cpu %+.1f, fed %+.3f vCPUs\n", "", "on/off",
+            off->energy_j > 0 ? on->energy_j / off->energy_j : 0,
+            pct_of(on->energy_j - off->energy_j, off->energy_j),
+            on->unmet_pct - off->unmet_pct,
+            on->ready_p99_pct - off->ready_p99_pct,
+            on->avg_active_cpus - off->avg_active_cpus,
+            per_s(res_on, on->fed_load_s) - per_s(res_off, off->fed_load_s));
+}
+
+void
+report_signals(FILE *f, const struct report_info *ri,
+               const struct sim_result *res, const struct sim_result *nocap)
+{
+    const struct sim_row *vp = &res->rows[SIM_P_VPOWER];
+    const struct sim_row *nh = &res->rows[SIM_P_VPOWER_NOHALT];
+    const struct sim_row *nc = &res->rows[SIM_P_VPOWER_NOCAP];
+
+    if (!vp->ran) {
+        return;
+    }
+    fprintf(f, "signal effects on vpower (same bursts; off = vpower "
+            "without that input; fed = load given to the policy, nominal "
+            "vCPUs; poll = host CPUs halt-polling; all hosts):\n");
+    fprintf(f, "%-24s %-5s %12s %9s %8s %9s %7s %9s %9s\n", "signal",
+            "state", "energy_J", "avg_W", "unmet%", "ready99%", "act_cpu",
+            "fed", "poll");
+    if (nh->ran) {
+        char what[64];
+
+        snprintf(what, sizeof what, "halt stats (%lu ns)",
+                 (unsigned long) ri->halt_poll_ns);
+        signal_rows(f, res, nh, "off", res, vp, "on", what);
+    } else if (!ri->halt_poll_ns) {
+        fprintf(f, "%-24s no halt polling (--halt-poll-ns 0): off and on "
+                "are the same run\n", "halt stats");
+    }
+    if (nc->ran) {
+        signal_rows(f, res, nc, "off", res, vp, "on", "thermal cap signal");
+    }
+    if (nocap && nocap->rows[SIM_P_VPOWER].ran) {
+        signal_rows(f, nocap, &nocap->rows[SIM_P_VPOWER], "none", res, vp,
+                    "cap", "thermal cap scenario");
     }
 }
 
@@ -251,6 +323,8 @@ report_json(FILE *f, const struct report_info *ri,
                            json_object_new_uint64(res->n_vcpus));
     json_object_object_add(root, "hosts", json_object_new_int(res->hosts));
     json_object_object_add(root, "hours", num(res->hours));
+    json_object_object_add(root, "halt_poll_ns",
+                           json_object_new_uint64(ri->halt_poll_ns));
     for (int p = 0; p < SIM_N_POL; p++) {
         const struct sim_row *r = &res->rows[p];
         json_object *o, *ratio;
@@ -274,6 +348,13 @@ report_json(FILE *f, const struct report_info *ri,
                                    num(r->freq_changes_h));
             json_object_object_add(o, "avg_active_cpus",
                                    num(r->avg_active_cpus));
+            json_object_object_add(o, "poll_cpus",
+                                   num(per_s(res, r->poll_cpu_s)));
+            json_object_object_add(o, "poll_ok_pct", num(r->poll_ok_pct));
+            if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
+                json_object_object_add(o, "fed_load_vcpus",
+                                       num(per_s(res, r->fed_load_s)));
+            }
         }
         ratio = json_object_new_object();
         for (int q = 0; q < SIM_N_POL; q++) {

@@ -31,6 +31,8 @@ struct report_info {
                                         * mix's cost is the difference. */
     double balanced_unmet_pct;         /* Its unmet demand, to show when a
                                         * "cheaper" mix just serves less. */
+    /* Appended (halt polling). */
+    uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
 };
 
 /* The acceptance rule for performance VMs under a policy mix: a VM
@@ -45,6 +47,16 @@ bool report_perf_vm_ok(double vpower_p99, double perf_p99);
 /* Writes an aligned text table of the rows that ran to 'f'. */
 void report_text(FILE *f, const struct report_info *ri,
                  const struct sim_result *res);
+
+/* Writes the "signal effects" table: vpower with each input signal off
+ * and on, from the variant rows of 'res' (SIM_P_VPOWER_NOHALT: halt
+ * stats; SIM_P_VPOWER_NOCAP: thermal cap signal) and, if 'nocap' is not
+ * NULL, the thermal cap scenario itself (vpower of 'nocap', run without
+ * the cap, against vpower of 'res').  Signals whose rows did not run are
+ * left out. */
+void report_signals(FILE *f, const struct report_info *ri,
+                    const struct sim_result *res,
+                    const struct sim_result *nocap);
 
 /* Writes the results as one JSON object (json-c, pretty) to 'f'.
  * Output is a pure function of 'ri' and 'res' (no timestamps, no wall

@@ -20,12 +20,19 @@
 #include "sim/baseline.h"
 #include "sim/burst.h"
 #include "sim/exec.h"
+#include "sim/halt.h"
 #include "sim/lowerbound.h"
 
 static const char *const pol_names[SIM_N_POL] = {
     "vpower", "performance", "schedutil", "powersave", "dpdk-vmpm",
-    "nova-offline", "lower-bound",
+    "nova-offline", "vpower-nohalt", "vpower-nocap", "lower-bound",
 };
+
+bool
+sim_pol_is_variant(int p)
+{
+    return p == SIM_P_VPOWER_NOHALT || p == SIM_P_VPOWER_NOCAP;
+}
 
 const char *
 sim_pol_name(enum sim_pol p)
@@ -51,6 +58,12 @@ struct inst {
     uint32_t req_khz[POL_MAX_DOMAINS]; /* Last frequency the policy asked
                                    * for (0 = none yet), restored when a
                                    * thermal cap ends. */
+    double fed_load_s;            /* vpower kinds: load fed, nominal-vCPU
+                                   * seconds. */
+    /* Variants only (SIM_P_VPOWER uses the host's): */
+    struct pol_state *st;
+    struct pol_vcpu *vcpus;
+    uint64_t next_s;
 };
 
 struct host {
@@ -124,27 +137,44 @@ thermal_apply(const struct sim_opts *o, struct inst *in, uint64_t t)
     }
 }
 
+/* One vpower instance 'p' (SIM_P_VPOWER or a variant) with state 'st'
+ * and loads 'vcpus': fold what its execution measured since its last
+ * decision, decide, apply.  Returns its next decision instant in
+ * '*next_s'. */
 static int
-decide(const struct sim_opts *o, struct host *hs, uint64_t t,
-       struct sim_result *res, char *err, size_t errlen)
+decide_vpower(const struct sim_opts *o, struct host *hs, int p,
+              struct pol_state *st, struct pol_vcpu *vcpus, uint64_t t,
+              uint64_t *next_s, struct sim_result *res, char *err,
+              size_t errlen)
 {
     const struct pol_model *m = o->m;
-    struct inst *vi = &hs->inst[SIM_P_VPOWER];
+    struct inst *vi = &hs->inst[p];
     struct exec_host *h = vi->h;
+    bool halt_stats = p != SIM_P_VPOWER_NOHALT;
+    bool told_cap = p != SIM_P_VPOWER_NOCAP;
     struct pol_input in;
     double t0;
     int rc;
 
-    /* vpower: fold what it measured since the last decision. */
     for (size_t v = 0; v < hs->n_vcpus; v++) {
-        struct pol_vcpu *pv = &hs->vcpus[v];
+        struct pol_vcpu *pv = &vcpus[v];
         int cpu = h->vcpu_cpu[v];
 
         if (h->period_s > 0) {
             uint32_t khz = cpu >= 0
                            ? h->plan->dom_freq_khz[m->cpu_domain[cpu]] : 0;
+            /* With halt stats busy time is guest work only (vpowerd
+             * subtracts the polled time); without, it is CPU time. */
+            double busy = h->busy_s[v]
+                          + (halt_stats ? 0 : halt_period_poll_s(h, v));
+            uint32_t cap = cpu >= 0 ? pol_model_capacity_at(m, cpu, khz)
+                                    : 0;
+
+            /* As pol_load_update() converts it: nominal-vCPU seconds. */
+            vi->fed_load_s += busy * (cap ? cap : POL_CAPACITY_SCALE)
+                              / POL_CAPACITY_SCALE;
             pol_load_update(&pv->load, m, cpu, khz,
-                            (uint64_t) llround(h->busy_s[v] * 1e9),
+                            (uint64_t) llround(busy * 1e9),
                             (uint64_t) llround(h->ready_s[v] * 1e9),
                             (uint64_t) llround(h->period_s * 1e9));
         }
@@ -153,7 +183,7 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
     memset(&in, 0, sizeof in);
     in.vms = hs->vms;
     in.n_vms = hs->n_vms;
-    in.vcpus = hs->vcpus;
+    in.vcpus = vcpus;
     in.n_vcpus = hs->n_vcpus;
     cpuset_zero(&in.managed);
     for (unsigned c = 0; c < m->n_cpus; c++) {
@@ -162,10 +192,12 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
     cpuset_andnot(&in.online, &in.managed, &h->plan->offline);
     in.now_ns = t * UINT64_C(1000000000);
     /* What cpuidle residency and cpufreq would show: each CPU's busy
-     * share since the last decision and the frequency it ran at. */
+     * share since the last decision (without the polling where vpowerd
+     * has halt stats) and the frequency it ran at. */
     if (h->period_s > 0) {
         for (unsigned c = 0; c < m->n_cpus; c++) {
-            double b = h->cpu_busy_period[c] / h->period_s;
+            double b = (halt_stats ? h->cpu_guest_period[c]
+                                   : h->cpu_busy_period[c]) / h->period_s;
 
             hs->cpu_busy[c] = (uint32_t) llround((b > 1 ? 1 : b) * 1e6);
             hs->cpu_khz[c] = h->plan->dom_freq_khz[m->cpu_domain[c]];
@@ -174,24 +206,38 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
         in.cpu_ran_khz = hs->cpu_khz;
     }
     for (unsigned d = 0; d < m->n_domains; d++) {
-        in.thermal_cap_khz[d] = thermal_capped(o, d, t)
+        in.thermal_cap_khz[d] = told_cap && thermal_capped(o, d, t)
                                 ? o->thermal_cap_khz : 0;
     }
     t0 = now_s();
-    rc = pol_decide(hs->st, &in, vi->plan);
+    rc = pol_decide(st, &in, vi->plan);
     res->decide_s += now_s() - t0;
     res->n_decisions++;
     if (rc) {
-        snprintf(err, errlen, "pol_decide failed at t=%llu s: %s",
-                 (unsigned long long) t, strerror(-rc));
+        snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s: %s",
+                 sim_pol_name(p), (unsigned long long) t, strerror(-rc));
         return rc;
     }
     thermal_apply(o, vi, t);
     exec_apply(h, vi->plan);
     {
         uint64_t ns = vi->plan->next_interval_ns;
-        uint64_t s = (ns + 500000000) / 1000000000;
-        hs->next_s = t + (s < 1 ? 1 : s > 10 ? 10 : s);
+        uint64_t sec = (ns + 500000000) / 1000000000;
+        *next_s = t + (sec < 1 ? 1 : sec > 10 ? 10 : sec);
+    }
+    return 0;
+}
+
+/* vpower, then every baseline at vpower's instant. */
+static int
+decide(const struct sim_opts *o, struct host *hs, uint64_t t,
+       struct sim_result *res, char *err, size_t errlen)
+{
+    int rc = decide_vpower(o, hs, SIM_P_VPOWER, hs->st, hs->vcpus, t,
+                           &hs->next_s, res, err, errlen);
+
+    if (rc) {
+        return rc;
     }
     for (int p = SIM_P_PERFORMANCE; p <= SIM_P_NOVA; p++) {
         struct inst *bi = &hs->inst[p];
@@ -347,6 +393,20 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             }
             hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
             hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
+            halt_enable(hs->inst[p].h, o->halt_poll_ns);
+            if (sim_pol_is_variant(p)) {
+                struct inst *vi = &hs->inst[p];
+
+                vi->st = pol_state_create(m, &cfg);
+                if (!vi->st) {
+                    snprintf(err, errlen, "pol_state_create failed");
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                vi->vcpus = xcalloc(hs->n_vcpus, sizeof *vi->vcpus);
+                memcpy(vi->vcpus, hs->vcpus,
+                       hs->n_vcpus * sizeof *vi->vcpus);
+            }
         }
     }
     for (int p = 0; p < SIM_P_LOWER; p++) {
@@ -396,6 +456,14 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
 
                 if (t >= hs->next_s) {
                     rc = decide(o, hs, t, res, err, errlen);
+                }
+                for (int p = 0; p < SIM_P_LOWER && !rc; p++) {
+                    struct inst *vi = &hs->inst[p];
+
+                    if (vi->st && t >= vi->next_s) {
+                        rc = decide_vpower(o, hs, p, vi->st, vi->vcpus, t,
+                                           &vi->next_s, res, err, errlen);
+                    }
                 }
                 for (int p = 0; p < SIM_P_LOWER && !rc; p++) {
                     if (hs->inst[p].h) {
@@ -462,7 +530,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     /* Totals. */
     for (int p = 0; p < SIM_P_LOWER; p++) {
         struct sim_row *r = &res->rows[p];
-        double dem = 0, unmet = 0, act = 0;
+        double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
         uint64_t pins = 0, freqs = 0;
 
         if (!r->ran) {
@@ -471,6 +539,12 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         for (unsigned k = 0; k < H; k++) {
             struct exec_host *h = hosts[k].inst[p].h;
             r->energy_j += h->energy_j;
+            r->fed_load_s += hosts[k].inst[p].fed_load_s;
+            if (h->halt) {
+                r->poll_cpu_s += h->halt->poll_s;
+                halts += h->halt->halts;
+                halts_ok += h->halt->halts_ok;
+            }
             dem += h->demand_work;
             unmet += h->unmet_work;
             pins += h->pin_changes;
@@ -478,6 +552,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             act += h->active_cpu_s;
         }
         r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
+        r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
         r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
         r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
         r->avg_active_cpus = act / (res->hours * 3600.0) / H;
@@ -500,6 +575,8 @@ out:
         for (int p = 0; p < SIM_N_POL; p++) {
             exec_host_destroy(hs->inst[p].h);
             pol_plan_destroy(hs->inst[p].plan);
+            pol_state_destroy(hs->inst[p].st);
+            free(hs->inst[p].vcpus);
         }
         pol_state_destroy(hs->st);
         free(hs->vm_index);

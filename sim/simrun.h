@@ -25,9 +25,23 @@ enum sim_pol {
     SIM_P_POWERSAVE,
     SIM_P_DPDK,
     SIM_P_NOVA,
+    /* vpower with one input signal off (its own pol_state, decision
+     * instants and execution; the baselines follow SIM_P_VPOWER): */
+    SIM_P_VPOWER_NOHALT,      /* No halt stats: fed busy + halt-polled
+                               * time, i.e. plain CPU time. */
+    SIM_P_VPOWER_NOCAP,       /* Not told of the thermal cap (the cap
+                               * still throttles it). */
     SIM_P_LOWER,              /* Offline lower bound (energy only). */
     SIM_N_POL
 };
+
+/* vpower, the baselines and the lower bound (the --compare table). */
+#define SIM_MASK_POLICIES \
+    (((1u << SIM_N_POL) - 1) & ~(1u << SIM_P_VPOWER_NOHALT) \
+     & ~(1u << SIM_P_VPOWER_NOCAP))
+
+/* True for the vpower variants with a signal off. */
+bool sim_pol_is_variant(int p);
 
 /* "vpower", "performance", ..., "lower-bound". */
 const char *sim_pol_name(enum sim_pol);
@@ -54,6 +68,13 @@ struct sim_opts {
                                    * it in pol_input.thermal_cap_khz. */
     unsigned thermal_cap_pkg;
     uint64_t thermal_from_s, thermal_to_s;
+    /* Appended (halt polling): */
+    uint32_t halt_poll_ns;        /* KVM halt-poll window of every host
+                                   * (sim/halt.h); 0 = polling disabled.
+                                   * vpower sees busy time without the
+                                   * polled time (halt stats), the
+                                   * baselines and SIM_P_VPOWER_NOHALT
+                                   * with it (plain CPU time). */
 };
 
 /* Per-VM results of one policy (appended). */
@@ -79,6 +100,14 @@ struct sim_row {
     double avg_active_cpus;       /* Per host, time-averaged. */
     double *power_w;              /* [n_intervals] all hosts (owned). */
     double *active_cpus;          /* [n_intervals] per host average. */
+    /* Appended (halt polling): */
+    double poll_cpu_s;            /* Host CPU seconds spent halt-polling,
+                                   * all hosts. */
+    double poll_ok_pct;           /* % of halts a poll caught. */
+    double fed_load_s;            /* vpower rows: load given to
+                                   * pol_load_update(), busy time at its
+                                   * CPU's capacity, in nominal-vCPU
+                                   * seconds, all hosts. */
 };
 
 struct sim_result {

@@ -37,7 +37,14 @@ usage(FILE *f)
 "  --burst-on S          mean busy phase of the burst model, s (2)\n"
 "  --policy NAME         vpower | performance | schedutil | powersave |\n"
 "                        dpdk-vmpm | nova-offline (default vpower)\n"
-"  --compare             run all of them and the lower bound\n"
+"  --compare             run all of them and the lower bound; implies\n"
+"                        --signals\n"
+"  --signals             also run vpower with each input signal off\n"
+"                        (halt stats; thermal cap signal with --thermal-cap)\n"
+"                        and print the signal effects table\n"
+"  --halt-poll-ns N      KVM halt-poll window of the hosts, ns (200000;\n"
+"                        0 = polling disabled); vpower sees halt stats,\n"
+"                        the baselines plain CPU time (docs/simulator.md)\n"
 "  --json                JSON instead of the text table\n"
 "  --plot FILE           also write a gnuplot script (FILE.svg output)\n"
 "  --repeat K            repeat the trace's VMs K times (seeded time\n"
@@ -228,6 +235,8 @@ main(int argc, char *argv[])
         { "verify-plans", no_argument, NULL, 'Y' },
         { "thermal-cap", required_argument, NULL, 'T' },
         { "thermal-pkg", required_argument, NULL, 'K' },
+        { "halt-poll-ns", required_argument, NULL, 'L' },
+        { "signals", no_argument, NULL, 'S' },
         { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
     };
@@ -245,7 +254,8 @@ main(int argc, char *argv[])
     unsigned long long vms = 0, hosts = 1, seed = 1;
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
-    bool compare = false, json = false;
+    bool compare = false, json = false, signals = false;
+    unsigned long long halt_ns = 200000;
     static struct pol_model model;
     struct trace_set ts;
     struct trace_opts topts;
@@ -265,6 +275,14 @@ main(int argc, char *argv[])
         case 'F': format = optarg; break;
         case 'P': plot = optarg; break;
         case 'c': compare = true; break;
+        case 'S': signals = true; break;
+        case 'L':
+            if (parse_u64(optarg, 1000000000, &halt_ns)) {
+                fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "
+                        "(0..1000000000)\n", optarg);
+                return 2;
+            }
+            break;
         case 'j': json = true; break;
         case 'V': per_vm = true; break;
         case 'Y': verify = true; break;
@@ -422,6 +440,8 @@ main(int argc, char *argv[])
     so.hosts = (unsigned) hosts;
     so.seed = seed;
     so.on_mean_s = on_mean;
+    so.halt_poll_ns = (uint32_t) halt_ns;
+    signals |= compare;
     if (vm_pol) {
         /* The mix's cost: vpower alone with every VM balanced. */
         so.mask = 1u << SIM_P_VPOWER;
@@ -437,7 +457,10 @@ main(int argc, char *argv[])
         }
         so.vm_policy = vm_pol;
     }
-    so.mask = compare ? (1u << SIM_N_POL) - 1 : 1u << policy;
+    so.mask = compare ? SIM_MASK_POLICIES : 1u << policy;
+    if (signals && halt_ns) {
+        so.mask |= 1u << SIM_P_VPOWER_NOHALT;
+    }
     if (cap_khz) {
         if (cap_pkg >= model.n_pkgs) {
             fprintf(stderr, "vpower-sim: --thermal-pkg %llu: the model "
@@ -446,7 +469,7 @@ main(int argc, char *argv[])
             trace_set_free(&ts);
             return 2;
         }
-        rc = sim_run(&so, &nocap, err, sizeof err);
+        rc = sim_run(&so, &nocap, err, sizeof err);   /* No NOCAP row. */
         if (rc) {
             fprintf(stderr, "vpower-sim: %s\n", err);
             sim_result_free(&nocap);
@@ -459,6 +482,9 @@ main(int argc, char *argv[])
         so.thermal_cap_pkg = (unsigned) cap_pkg;
         so.thermal_from_s = (uint64_t) (cap_from_h * 3600 + 0.5);
         so.thermal_to_s = (uint64_t) (cap_to_h * 3600 + 0.5);
+        if (signals) {
+            so.mask |= 1u << SIM_P_VPOWER_NOCAP;
+        }
     }
     rc = sim_run(&so, &res, err, sizeof err);
     if (rc) {
@@ -467,7 +493,7 @@ main(int argc, char *argv[])
         trace_set_free(&ts);
         return 1;
     }
-    if (!compare && policy != SIM_P_VPOWER) {
+    if (!signals && policy != SIM_P_VPOWER) {
         res.rows[SIM_P_VPOWER].ran = false;   /* Only ran for instants. */
     }
     ri.model = model_path;
@@ -481,6 +507,7 @@ main(int argc, char *argv[])
     ri.repeat = (unsigned) repeat;
     ri.balanced_energy_j = balanced_j;
     ri.balanced_unmet_pct = balanced_unmet;
+    ri.halt_poll_ns = (uint32_t) halt_ns;
     if (json) {
         rc = report_json(stdout, &ri, &res);
     } else {
@@ -492,6 +519,9 @@ main(int argc, char *argv[])
                      "%llu, hours %g-%g", cap_khz, cap_pkg, cap_from_h,
                      cap_to_h);
             print_signal(stdout, what, &nocap, &res);
+        }
+        if (signals) {
+            report_signals(stdout, &ri, &res, have_nocap ? &nocap : NULL);
         }
     }
     if (have_nocap) {

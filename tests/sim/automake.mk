@@ -1,9 +1,9 @@
 # tests/sim/automake.mk -- simulator tests: trace readers (with fixtures
 # in tests/sim/data/) and a seeded compare scenario with invariants.
 check_PROGRAMS += tests/sim/test-trace tests/sim/test-scenario \
-	tests/sim/test-mix tests/sim/test-replay
+	tests/sim/test-mix tests/sim/test-replay tests/sim/test-halt
 TESTS += tests/sim/test-trace tests/sim/test-scenario tests/sim/test-mix \
-	tests/sim/test-replay
+	tests/sim/test-replay tests/sim/test-halt
 
 tests_sim_test_trace_SOURCES = tests/sim/test-trace.c tests/sim/check.h
 tests_sim_test_trace_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
@@ -21,6 +21,10 @@ tests_sim_test_mix_LDADD = $(SIM_LDADD)
 tests_sim_test_replay_SOURCES = tests/sim/test-replay.c tests/sim/check.h
 tests_sim_test_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_replay_LDADD = $(SIM_LDADD)
+
+tests_sim_test_halt_SOURCES = tests/sim/test-halt.c tests/sim/check.h
+tests_sim_test_halt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_halt_LDADD = $(SIM_LDADD)
 
 # Replays a recording the real vpowerd made (tests/sim/data/rec/README).
 dist_check_SCRIPTS += tests/sim/test-record.sh tests/sim/record-dummy.sh
