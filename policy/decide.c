@@ -755,6 +755,22 @@ threads_hold(struct pol_state *st, const struct pol_input *in,
 /* Builds the plan for 'k' pool cores at level 'l' into 'p' (active set,
  * frequencies, idle limits, per-CPU busy estimate at the expected load)
  * and returns its estimated power. */
+/* One thread's capacity at nominal, or under the domain's thermal cap
+ * if that is lower: what an own core there can give. */
+static uint32_t
+top_cap(const struct pol_state *st, const struct pol_input *in, unsigned di)
+{
+    uint32_t cap = in->thermal_cap_khz[di];
+    const struct pol_domain *d = &st->m->domains[di];
+
+    if (cap && cap < d->opps[d->nominal_opp].freq_khz) {
+        uint32_t c = pol_dom_capacity_at(d, cap);
+
+        return c < st->nom_cap[di] ? c : st->nom_cap[di];
+    }
+    return st->nom_cap[di];
+}
+
 static uint32_t
 evaluate(struct pol_state *st, const struct pol_input *in,
          const struct cpuset *usable, unsigned k, unsigned l,
@@ -819,7 +835,7 @@ evaluate(struct pol_state *st, const struct pol_input *in,
          * fastest free one. */
         for (unsigned q = k; q < st->n_pool; q++) {
             unsigned kc = st->pool[q];
-            uint32_t nc = st->nom_cap[st->core_dom[kc]];
+            uint32_t nc = top_cap(st, in, st->core_dom[kc]);
 
             if (st->taken[q]) {
                 continue;
@@ -837,7 +853,7 @@ evaluate(struct pol_state *st, const struct pol_input *in,
                 b = q;
             }
             if (fast == NO_CORE
-                || nc > st->nom_cap[st->core_dom[st->pool[fast]]]) {
+                || nc > top_cap(st, in, st->core_dom[st->pool[fast]])) {
                 fast = q;
             }
         }
@@ -1116,15 +1132,31 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         }
         p->dom_freq_khz[di] = prev;
     }
-    for (unsigned i = 0; i < k && i < st->n_pool && total < budget; i++) {
-        unsigned kc = st->pool[i], di = st->core_dom[kc];
-        uint32_t f = p->dom_freq_khz[di];
+    /* Over budget: raise trimmed cores one point at a time, in pool
+     * order, round after round, until the pool holds it again. */
+    for (bool raised = true; total < budget && raised;) {
+        raised = false;
+        for (unsigned i = 0; i < k && i < st->n_pool && total < budget;
+             i++) {
+            unsigned kc = st->pool[i], di = st->core_dom[kc];
+            const struct pol_domain *d = &m->domains[di];
+            uint32_t f = p->dom_freq_khz[di], nf = top_of[di];
 
-        if (f < top_of[di]) {
-            total += core_cap_at(st, usable, kc, top_of[di])
+            if (f >= top_of[di]) {
+                continue;
+            }
+            for (unsigned j = 0; j < d->n_opps; j++) {
+                if (d->opps[j].freq_khz > f) {
+                    nf = d->opps[j].freq_khz < top_of[di]
+                         ? d->opps[j].freq_khz : top_of[di];
+                    break;
+                }
+            }
+            total += core_cap_at(st, usable, kc, nf)
                      - core_cap_at(st, usable, kc, f);
-            p->dom_freq_khz[di] = top_of[di];
-            st->trim_khz[di] = 0;
+            p->dom_freq_khz[di] = nf;
+            st->trim_khz[di] = nf < top_of[di] ? nf : 0;
+            raised = true;
         }
     }
     for (unsigned di = 0; di < m->n_domains && di < POL_MAX_DOMAINS; di++) {
@@ -1392,7 +1424,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
 
     /* 4. The packed pool: cores with unmanaged load first, then packages
      * already awake for own cores, then the rest, in the efficiency /
-     * core-id order of pol_state_create(). */
+     * core-id order of pol_state_create().  (A package under a thermal
+     * cap keeps its place: light vCPUs lose nothing on its capped cores;
+     * vCPUs that need more become misfits and get own cores that can
+     * give it, see top_cap().) */
     {
         bool pkg_awake[POL_MAX_PKGS] = { false };
 

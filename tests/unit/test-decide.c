@@ -757,6 +757,76 @@ test_pool_trim(void **state)
     pol_plan_destroy(q);
 }
 
+/* A thermal cap on one package: a vCPU that needs more than a capped
+ * thread gets an own core on the cool package, light ones may stay on
+ * capped cores, and no domain runs above its cap. */
+static void
+test_thermal_misfit(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128];
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 8\n"
+                        "package 0 0-3 9000 3000\n"
+                        "package 1 4-7 9000 3000\n"
+                        "domain 0-7 per-core\n"
+                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    memset(&w, 0, sizeof w);
+    for (unsigned c = 0; c < 8; c++) {
+        cpuset_set(&w.in.managed, c);
+        cpuset_set(&w.in.online, c);
+    }
+    /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
+     * than a 1 GHz thread's 410); VMs 1-3: 5 % each. */
+    for (unsigned v = 0; v < 4; v++) {
+        uint32_t a = v == 0 ? 717 : 51;
+
+        w.vms[v].id = v + 1;
+        w.vms[v].first_vcpu = v;
+        w.vms[v].n_vcpus = 1;
+        w.vcpus[v].vm = v;
+        w.vcpus[v].cpu = -1;
+        w.vcpus[v].load.avg_cap = a;
+        w.vcpus[v].load.slow_cap = a;
+        w.vcpus[v].load.last_cap = a;
+        w.vcpus[v].load.peak_cap = a;
+        w.vcpus[v].load.n_samples = 50;
+    }
+    w.in.vms = w.vms;
+    w.in.n_vms = 4;
+    w.in.vcpus = w.vcpus;
+    w.in.n_vcpus = 4;
+    w.in.now_ns = 100 * SEC;
+    /* Package 0 (CPUs 0-3) capped at 1 GHz. */
+    for (unsigned c = 0; c < 4; c++) {
+        w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
+    }
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    {
+        int c = cpuset_next(&p->vcpu_allowed[0], 0);
+
+        assert_true(c >= 4);
+        assert_true(pol_model_capacity_at(m, (unsigned) c,
+                        p->dom_freq_khz[m->cpu_domain[c]]) >= 717);
+    }
+    for (unsigned c = 0; c < 4; c++) {
+        assert_true(p->dom_freq_khz[m->cpu_domain[c]] <= 1000000);
+    }
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 static void
 test_live_two_cpus(void **state)
 {
@@ -1089,6 +1159,7 @@ main(void)
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_estimator),
         cmocka_unit_test(test_pool_trim),
+        cmocka_unit_test(test_thermal_misfit),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
