@@ -1037,11 +1037,12 @@ trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
  * full capacity and is raised at the next decision; lowering needs the
  * packing margin too.  Only with measured per-CPU busy time, not under
  * the override, not for a domain with a boost (dom_max). */
-static void
+static bool
 trim_pool(struct pol_state *st, const struct pol_input *in,
           const struct cpuset *usable, unsigned k, double budget,
           struct pol_plan *p)
 {
+    bool any = false;
     const struct pol_model *m = st->m;
     double g = 100.0 / (100 - st->cfg.headroom_pct);
     bool seen[POL_MAX_DOMAINS] = { false };
@@ -1163,7 +1164,9 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         if (!seen[di]) {
             st->trim_khz[di] = 0;
         }
+        any |= seen[di] && p->dom_freq_khz[di] < top_of[di];
     }
+    return any;
 }
 
 /* Per level: the slowest pool thread, the vCPUs that need more (a core
@@ -1804,7 +1807,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     plan->n_vms = in->n_vms;
     plan->n_vcpus = in->n_vcpus;
     evaluate(st, in, &usable, k, l, plan);
-    trim_pool(st, in, &usable, k, s_full, plan);
+    /* A core below the level is a bet on its recent load: decide every
+     * min_interval while one is open, so a core that saturates is raised
+     * within one period (schedutil re-evaluates every few ms). */
+    unstable |= trim_pool(st, in, &usable, k, s_full, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], &usable, &pool_set);
