@@ -56,6 +56,13 @@ tests/reliability/032-guest-restarts.sh.log: tests/reliability/032-guest-restart
 	$(am__common_driver_flags) $(AM_LOG_DRIVER_FLAGS) $(LOG_DRIVER_FLAGS) -- $(LOG_COMPILE) \
 	"$$tst" $(AM_TESTS_FD_REDIRECT)
 
+# The tests that only check-long runs: libvirtd restarted 10 times and 20
+# guest restarts under a running vpowerd (about 3 minutes; CI runs them).
+check-restarts:
+	$(MAKE) $(AM_MAKEFLAGS) check RELIABILITY_LONG=1 \
+	  TESTS="$(RELIABILITY_LONG_TESTS)"
+.PHONY: check-restarts
+
 # Long runs through the same harness (logs in tests/reliability/*.log).
 check-long:
 	$(MAKE) $(AM_MAKEFLAGS) check RELIABILITY_LONG=1 \
