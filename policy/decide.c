@@ -1027,11 +1027,12 @@ trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
     return top_khz;
 }
 
-/* Per-core frequency inside the pool (docs/policy.md, "Per-core
+/* Per-core frequency for packed VMs' cores (docs/policy.md, "Per-core
  * points").  The pool's level assumes the kernel spreads the packed set
- * evenly; at the 1 s scale it does not (threads stay where they woke), so
- * a pool core that is alone in its frequency domain runs at the lowest
- * point holding its own measured load with the pool's headroom
+ * evenly; at the 1 s scale it does not (threads stay where they woke),
+ * and a misfit's own core is sized from its vCPU's minutes-scale need.
+ * So each such core that is alone in its frequency domain runs at the
+ * lowest point holding its own measured load with the pool's headroom
  * (schedutil's 1.25 x util for the default 20 %), never above the level,
  * never below a floor.  A core saturated at a trimmed point measures its
  * full capacity and is raised at the next decision; lowering needs the
@@ -1047,21 +1048,33 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
     double g = 100.0 / (100 - st->cfg.headroom_pct);
     bool seen[POL_MAX_DOMAINS] = { false };
     uint32_t top_of[POL_MAX_DOMAINS];
+    uint16_t cand[POL_MAX_CPUS];
+    unsigned n = 0;
     double total = 0;
 
-    /* The pool's capacity at the level: trimming never takes it below
-     * 'budget' (the packed vCPUs' averages with headroom, the contract
-     * of pol_decide()); where it would, cores get their level back in
-     * pool order. */
+    /* The packed VMs' cores: the pool's, then the misfits' own cores
+     * (performance and latency-bound VMs' cores are never lowered). */
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
-        unsigned kc = st->pool[i], di = st->core_dom[kc];
+        cand[n++] = st->pool[i];
+    }
+    for (size_t j = 0; j < st->n_bigc && n < POL_MAX_CPUS; j++) {
+        if (st->big_core[j] != NO_CORE) {
+            cand[n++] = st->big_core[j];
+        }
+    }
+    /* Their capacity as planned: trimming never takes it below 'budget'
+     * (the packed vCPUs' averages with headroom, the contract of
+     * pol_decide()); where it would, cores are raised again in this
+     * order. */
+    for (unsigned i = 0; i < n; i++) {
+        unsigned kc = cand[i], di = st->core_dom[kc];
 
         top_of[di] = p->dom_freq_khz[di];
         total += core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
     }
 
-    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
-        unsigned kc = st->pool[i], di = st->core_dom[kc];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned kc = cand[i], di = st->core_dom[kc];
         const struct pol_domain *d = &m->domains[di];
         double w = 0, tmax = 0, gain;
         unsigned nt = 0;
@@ -1070,8 +1083,7 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
 
         seen[di] = true;
         if (!in->cpu_busy_ppm || in->override_performance || st->dom_max[di]
-            || !top || st->big_khz[di]
-            || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
+            || !top || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
             st->trim_khz[di] = 0;
             continue;
         }
@@ -1137,9 +1149,8 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
      * order, round after round, until the pool holds it again. */
     for (bool raised = true; total < budget && raised;) {
         raised = false;
-        for (unsigned i = 0; i < k && i < st->n_pool && total < budget;
-             i++) {
-            unsigned kc = st->pool[i], di = st->core_dom[kc];
+        for (unsigned i = 0; i < n && total < budget; i++) {
+            unsigned kc = cand[i], di = st->core_dom[kc];
             const struct pol_domain *d = &m->domains[di];
             uint32_t f = p->dom_freq_khz[di], nf = top_of[di];
 
