@@ -9,7 +9,8 @@
 # core of its own, the light and idle vCPUs (and their emulator threads)
 # share the other; the fixture frequency limits follow the load (busy
 # core at max, the light core lowered); after SIGTERM vpowerd exits 0 and
-# every vCPU and emulator pin and every fixture value is as found.
+# every vCPU and emulator pin and every fixture value is as found; the
+# run's --record file replays in vpower-sim plan for plan.
 set -eu
 . "$(dirname "$0")/lib.sh"
 VPD_TMP=$VP_TMPDIR
@@ -75,7 +76,7 @@ control_socket $VPD_TMP/vpowerd.sock
 EOD
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$VPD_TMP/vpowerd.log" ${VPD_VERBOSE:+-v} --config "$VPD_TMP/vpowerd.conf" \
-    --sysfs-root "$fx" --connect "$VP_URI"
+    --sysfs-root "$fx" --connect "$VP_URI" --record "$VPD_TMP/rec"
 
 packed=
 for ((i = 0; i < 90; i++)); do
@@ -130,4 +131,18 @@ vpd_snapshot "$fx" | diff -u "$VPD_TMP/sysfs.before" - >&2 ||
     vp_fail "fixture sysfs not restored after SIGTERM"
 [ ! -e "$VPD_TMP/journal" ] || vp_fail "journal left after a clean exit"
 vp_log "SIGTERM: exit 0, every vCPU/emulator pin and fixture value restored"
+
+# The run's recording (real guests, real libvirt samples) replays in
+# vpower-sim with every plan as the live daemon made it.
+sim=$VPD_BUILDDIR/sim/vpower-sim
+[ -x "$sim" ] || vp_error "$sim not built"
+if "$sim" --trace "$VPD_TMP/rec" --trace-format record --verify-plans \
+        > "$VPD_TMP/replay.out" 2>&1; then
+    vp_log "replay: $(grep -iE 'plans' "$VPD_TMP/replay.out" | tr '\n' ' ')"
+else
+    cat "$VPD_TMP/replay.out" >&2
+    vp_fail "vpower-sim --verify-plans: the recording of the real guests did not replay plan for plan"
+fi
+grep -Eq 'plans: [1-9][0-9]* identical, 0 different' "$VPD_TMP/replay.out" ||
+    vp_fail "the replay compared no plans: $(cat "$VPD_TMP/replay.out")"
 exit 0
