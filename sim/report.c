@@ -478,13 +478,15 @@ gp_quoted(FILE *f, const char *s)
 /* Line style per policy (enum sim_pol order): distinct colours on
  * white, vpower thicker, the lower bound dashed. */
 static const char *const plot_style[SIM_N_POL] = {
-    "lw 2.5 lc rgb '#d62728'",              /* vpower */
-    "lw 1.2 lc rgb '#1f77b4'",              /* performance */
-    "lw 1.2 lc rgb '#2ca02c'",              /* schedutil */
-    "lw 1.2 lc rgb '#9467bd'",              /* powersave */
-    "lw 1.2 lc rgb '#ff7f0e'",              /* dpdk-vmpm */
-    "lw 1.2 lc rgb '#8c564b'",              /* nova-offline */
-    "lw 1.2 lc rgb '#555555' dt 2",         /* lower-bound */
+    [SIM_P_VPOWER] = "lw 2.5 lc rgb '#d62728'",
+    [SIM_P_PERFORMANCE] = "lw 1.2 lc rgb '#1f77b4'",
+    [SIM_P_SCHEDUTIL] = "lw 1.2 lc rgb '#2ca02c'",
+    [SIM_P_POWERSAVE] = "lw 1.2 lc rgb '#9467bd'",
+    [SIM_P_DPDK] = "lw 1.2 lc rgb '#ff7f0e'",
+    [SIM_P_NOVA] = "lw 1.2 lc rgb '#8c564b'",
+    [SIM_P_VPOWER_NOHALT] = "lw 1 lc rgb '#e377c2'",
+    [SIM_P_VPOWER_NOCAP] = "lw 1 lc rgb '#17becf'",
+    [SIM_P_LOWER] = "lw 1.2 lc rgb '#555555' dt 2",
 };
 
 int
@@ -534,11 +536,16 @@ report_plot(const char *path, const struct report_info *ri,
     fprintf(f, "\nset key outside right top\nset grid\n"
             "set xrange [0:%g]\nset xtics %g\nset xlabel 'time (h)'\n"
             "set ylabel 'power, all hosts (W)'\nplot ", res->hours, tics);
+    /* The signal variants are in the data but not drawn: they are
+     * vpower with an input off, not policies. */
     for (int p = 0, col = 2; p < SIM_N_POL; p++) {
         if (res->rows[p].ran) {
-            fprintf(f, "%s$data using 1:%d with lines %s title '%s'",
-                    first ? "" : ", ", col, plot_style[p], sim_pol_name(p));
-            first = false;
+            if (!sim_pol_is_variant(p)) {
+                fprintf(f, "%s$data using 1:%d with lines %s title '%s'",
+                        first ? "" : ", ", col, plot_style[p],
+                        sim_pol_name(p));
+                first = false;
+            }
             col += 2;
         }
     }
@@ -547,7 +554,7 @@ report_plot(const char *path, const struct report_info *ri,
     first = true;
     for (int p = 0, col = 3; p < SIM_N_POL; p++) {
         if (res->rows[p].ran) {
-            if (p != SIM_P_LOWER) {
+            if (p != SIM_P_LOWER && !sim_pol_is_variant(p)) {
                 fprintf(f, "%s$data using 1:%d with lines %s title '%s'",
                         first ? "" : ", ", col, plot_style[p],
                         sim_pol_name(p));
