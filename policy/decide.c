@@ -75,6 +75,8 @@ struct pol_state {
     uint64_t dwell_ns;               /* Current packing dwell. */
     uint64_t interval_ns;
     uint64_t prev_hash;
+    bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() chose
+                                         * this domain's point. */
     uint32_t trim_khz[POL_MAX_DOMAINS];  /* Last per-core point chosen
                                          * by trim_pool() (0 none). */
 
@@ -991,6 +993,72 @@ evaluate(struct pol_state *st, const struct pol_input *in,
     return pol_energy_power_mw(m, p, st->busy_ppm);
 }
 
+/* Turbo for a lone core (docs/policy.md, "Turbo"): with use_turbo, a
+ * core that is the only awake core of its package and alone in its
+ * frequency domain runs at the point, from its planned one up to the top
+ * turbo point, that serves a unit of work for the least energy, counting
+ * the package's (and cluster's) extra power while the core is busy: the
+ * sooner it is done, the sooner they sleep (race to idle).  Turbo is
+ * taken only when the model says it pays; on the shipped models it does
+ * not.  Never under a thermal cap, the override or a floor below. */
+static void
+race_to_idle(struct pol_state *st, const struct pol_input *in,
+             const struct cpuset *usable, struct pol_plan *p)
+{
+    const struct pol_model *m = st->m;
+
+    memset(st->race, 0, sizeof st->race);
+    if (!st->cfg.use_turbo || in->override_performance) {
+        return;
+    }
+    for (unsigned kc = 0; kc < st->n_cores; kc++) {
+        unsigned di = st->core_dom[kc];
+        const struct pol_domain *d = &m->domains[di];
+        const struct pol_pkg *pk;
+        struct cpuset mine, rest;
+        double stat = 0, best_cost = 0;
+        uint32_t f = p->dom_freq_khz[di], best = f;
+
+        cpuset_zero(&mine);
+        core_cpus(st, kc, usable, &mine);
+        cpuset_and(&mine, &mine, &p->active);
+        if (cpuset_empty(&mine) || !f || in->thermal_cap_khz[di]
+            || cpuset_count(&d->cpus) != st->core_nsib[kc]
+            || d->pkg >= m->n_pkgs) {
+            continue;
+        }
+        pk = &m->pkgs[d->pkg];
+        cpuset_and(&rest, &p->active, &pk->cpus);
+        cpuset_andnot(&rest, &rest, &mine);
+        if (!cpuset_empty(&rest)) {
+            continue;                         /* Not alone in its package. */
+        }
+        if (pk->uncore_active_mw > pk->uncore_idle_mw) {
+            stat += (double) pk->uncore_active_mw - pk->uncore_idle_mw;
+        }
+        if (d->cluster_active_mw > d->cluster_idle_mw) {
+            stat += (double) d->cluster_active_mw - d->cluster_idle_mw;
+        }
+        for (unsigned j = 0; j < d->n_opps; j++) {
+            const struct pol_opp *o = &d->opps[j];
+            double cost;
+
+            if (o->freq_khz < f || !o->capacity) {
+                continue;
+            }
+            cost = (o->busy_mw + stat) / o->capacity;
+            if (o->freq_khz == f || cost < best_cost) {
+                best_cost = cost;
+                best = o->freq_khz;
+            }
+        }
+        if (best > f) {
+            p->dom_freq_khz[di] = best;
+            st->race[di] = true;
+        }
+    }
+}
+
 /* Capacity core 'kc' offers at 'khz': one thread, times
  * smt_capacity_pct when two or more of its threads are usable. */
 static double
@@ -1083,7 +1151,8 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
 
         seen[di] = true;
         if (!in->cpu_busy_ppm || in->override_performance || st->dom_max[di]
-            || !top || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
+            || !top || st->race[di]
+            || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
             st->trim_khz[di] = 0;
             continue;
         }
@@ -1821,6 +1890,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     /* A core below the level is a bet on its recent load: decide every
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */
+    race_to_idle(st, in, &usable, plan);
     unstable |= trim_pool(st, in, &usable, k, s_full, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {

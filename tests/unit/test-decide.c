@@ -827,6 +827,80 @@ test_thermal_misfit(void **state)
     pol_plan_destroy(p);
 }
 
+/* Turbo only where the model says it pays: a lone core of its package
+ * races to idle at a turbo point when the package's extra power makes
+ * that cheaper per unit of work; not with a cheap package, not without
+ * use_turbo. */
+static void
+test_turbo_race(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128];
+    /* Per unit of work at 2.5 / 3.2 GHz: (7300 + 29000) / 1024 = 35.4
+     * against (9000 + 29000) / 1311 = 29.0 mW: turbo pays.  With a
+     * 5 W package: 12.0 against 10.7: still pays; with busy power
+     * 11000 at 3.2 GHz: 12.0 against 12.2: it does not. */
+    static const char *const models[3] = {
+        "cpus 4\npackage 0 0-1 30000 1000\npackage 1 2-3 30000 1000\n"
+        "domain 0-3 per-core\nopp 1000000 410 1800\n"
+        "opp 2500000 1024 7300\nopp 3200000 1311 9000 turbo\n"
+        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+        "cpus 4\npackage 0 0-1 10000 5000\npackage 1 2-3 10000 5000\n"
+        "domain 0-3 per-core\nopp 1000000 410 1800\n"
+        "opp 2500000 1024 7300\nopp 3200000 1311 9000 turbo\n"
+        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+        "cpus 4\npackage 0 0-1 10000 5000\npackage 1 2-3 10000 5000\n"
+        "domain 0-3 per-core\nopp 1000000 410 1800\n"
+        "opp 2500000 1024 7300\nopp 3200000 1311 11000 turbo\n"
+        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+    };
+    static const uint32_t want[3] = { 3200000, 3200000, 2500000 };
+
+    (void) state;
+    for (unsigned t = 0; t < 4; t++) {
+        int c;
+
+        if (pol_model_parse(m, models[t < 3 ? t : 0], err, sizeof err)) {
+            fail_msg("%s", err);
+        }
+        memset(&w, 0, sizeof w);
+        for (unsigned cpu = 0; cpu < 4; cpu++) {
+            cpuset_set(&w.in.managed, cpu);
+            cpuset_set(&w.in.online, cpu);
+        }
+        /* One busy vCPU: one core of one package awake. */
+        w.vms[0].id = 1;
+        w.vms[0].n_vcpus = 1;
+        w.vcpus[0].cpu = -1;
+        w.vcpus[0].load.avg_cap = 700;
+        w.vcpus[0].load.slow_cap = 700;
+        w.vcpus[0].load.last_cap = 700;
+        w.vcpus[0].load.peak_cap = 700;
+        w.vcpus[0].load.n_samples = 50;
+        w.in.vms = w.vms;
+        w.in.n_vms = 1;
+        w.in.vcpus = w.vcpus;
+        w.in.n_vcpus = 1;
+        w.in.now_ns = 100 * SEC;
+        pol_config_default(&cfg);
+        cfg.use_turbo = t < 3;            /* Case 3: turbo not allowed. */
+        st = pol_state_create(m, &cfg);
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(cpuset_count(&p->active), 1);
+        c = cpuset_next(&p->active, 0);
+        if (t < 3) {
+            assert_int_equal(p->dom_freq_khz[m->cpu_domain[c]], want[t]);
+        } else {
+            assert_int_equal(p->dom_freq_khz[m->cpu_domain[c]], 2500000);
+        }
+        pol_state_destroy(st);
+    }
+    pol_plan_destroy(p);
+}
+
 static void
 test_live_two_cpus(void **state)
 {
@@ -1160,6 +1234,7 @@ main(void)
         cmocka_unit_test(test_estimator),
         cmocka_unit_test(test_pool_trim),
         cmocka_unit_test(test_thermal_misfit),
+        cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
