@@ -92,6 +92,11 @@ struct pol_state {
     bool dom_act[POL_MAX_DOMAINS];
     uint32_t lvl_khz[POL_MAX_DOMAINS];   /* Scratch for one level. */
     uint32_t lvl_cap[POL_MAX_DOMAINS];
+    /* Rows of level_fill() computed in this decision (lc_gen == gen). */
+    uint64_t gen;
+    uint64_t lc_gen[MAX_LEVELS];
+    uint32_t lc_khz[MAX_LEVELS][POL_MAX_DOMAINS];
+    uint32_t lc_cap[MAX_LEVELS][POL_MAX_DOMAINS];
     int8_t lat_limit[POL_MAX_CPUS];      /* Per CPU, from latency bounds. */
     struct pol_plan *tmp;                /* Candidate plans. */
 
@@ -605,14 +610,29 @@ level_khz(const struct pol_state *st, const struct pol_input *in,
     return f;
 }
 
-/* Fills st->lvl_khz / lvl_cap (one thread) for every domain at 'l'. */
+/* Fills st->lvl_khz / lvl_cap (one thread) for every domain at 'l'.
+ * A level's row depends only on this decision's floors, caps and boosts,
+ * so it is computed once per decision and copied after that (evaluate()
+ * runs ~2 x levels times). */
 static void
 level_fill(struct pol_state *st, const struct pol_input *in, unsigned l)
 {
-    for (unsigned di = 0; di < st->m->n_domains; di++) {
+    size_t n = st->m->n_domains;
+
+    if (l < MAX_LEVELS && st->lc_gen[l] == st->gen) {
+        memcpy(st->lvl_khz, st->lc_khz[l], n * sizeof st->lvl_khz[0]);
+        memcpy(st->lvl_cap, st->lc_cap[l], n * sizeof st->lvl_cap[0]);
+        return;
+    }
+    for (unsigned di = 0; di < n; di++) {
         st->lvl_khz[di] = level_khz(st, in, di, l);
         st->lvl_cap[di] = pol_dom_capacity_at(&st->m->domains[di],
                                               st->lvl_khz[di]);
+    }
+    if (l < MAX_LEVELS) {
+        memcpy(st->lc_khz[l], st->lvl_khz, n * sizeof st->lvl_khz[0]);
+        memcpy(st->lc_cap[l], st->lvl_cap, n * sizeof st->lvl_cap[0]);
+        st->lc_gen[l] = st->gen;
     }
 }
 
@@ -942,9 +962,12 @@ evaluate(struct pol_state *st, const struct pol_input *in,
      * kernel balances inside the set), each core's share on its first
      * thread, then its sibling; fixed load on its own cores. */
     for (unsigned i = 0; i < st->n_pool; i++) {
-        unsigned kc = st->pool[i];
-        uint32_t tc = pol_dom_capacity_at(&m->domains[st->core_dom[kc]],
-                                          p->dom_freq_khz[st->core_dom[kc]]);
+        unsigned kc = st->pool[i], di = st->core_dom[kc];
+        /* Pool domains run at the filled level: its capacity is known. */
+        uint32_t tc = p->dom_freq_khz[di] == st->lvl_khz[di]
+                      ? st->lvl_cap[di]
+                      : pol_dom_capacity_at(&m->domains[di],
+                                            p->dom_freq_khz[di]);
         double left = st->core_fixed[kc];
 
         if (i < k && cum > 0) {
@@ -1305,25 +1328,32 @@ level_table(struct pol_state *st, const struct pol_input *in,
 /* FNV-1a over the parts of a plan that become actions, a word at a
  * time. */
 static uint64_t
-plan_hash(const struct pol_plan *p)
+plan_hash(const struct pol_model *m, const struct pol_plan *p)
 {
     uint64_t h = UINT64_C(1469598103934665603);
+    /* Only the words and entries the model's CPUs and domains use: the
+     * rest is zero in every plan, and hashing all 1024 CPUs' words for
+     * every vCPU was a sixth of pol_decide()'s time. */
+    int words = (int) ((m->n_cpus + 63) / 64);
+    unsigned ncpu = (m->n_cpus + 7) / 8 * 8;
 
-    for (int i = 0; i < CPUSET_WORDS; i++) {
+    words = words < 1 ? 1 : words > CPUSET_WORDS ? CPUSET_WORDS : words;
+    ncpu = ncpu > POL_MAX_CPUS ? POL_MAX_CPUS : ncpu;
+    for (int i = 0; i < words; i++) {
         h = (h ^ p->active.w[i]) * UINT64_C(1099511628211);
         h = (h ^ p->offline.w[i]) * UINT64_C(1099511628211);
     }
-    for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
+    for (unsigned d = 0; d < m->n_domains && d < POL_MAX_DOMAINS; d++) {
         h = (h ^ p->dom_freq_khz[d]) * UINT64_C(1099511628211);
     }
-    for (unsigned c = 0; c < POL_MAX_CPUS; c += 8) {
+    for (unsigned c = 0; c < ncpu; c += 8) {
         uint64_t w;
 
         memcpy(&w, &p->idle_limit[c], sizeof w);
         h = (h ^ w) * UINT64_C(1099511628211);
     }
     for (size_t i = 0; i < p->n_vcpus; i++) {
-        for (int j = 0; j < CPUSET_WORDS; j++) {
+        for (int j = 0; j < words; j++) {
             h = (h ^ p->vcpu_allowed[i].w[j]) * UINT64_C(1099511628211);
         }
     }
@@ -1383,6 +1413,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
         return err;
     }
     st->now = now;
+    st->gen++;                    /* Level rows of earlier decisions go. */
     cpuset_zero(&all);
     for (unsigned c = 0; c < m->n_cpus; c++) {
         cpuset_set(&all, c);
@@ -1994,7 +2025,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
      * while something is pending (pack step, rising ready time, boost);
      * doubled up to the maximum while the plan stays the same. */
     {
-        uint64_t h = plan_hash(plan);
+        uint64_t h = plan_hash(m, plan);
 
         if (!st->have_prev || h != st->prev_hash || unstable) {
             st->interval_ns = cfg->min_interval_ns;

@@ -16,7 +16,7 @@ sim_libvpowersim_a_SOURCES = \
 	sim/report.c sim/report.h \
 	sim/mix.c sim/mix.h \
 	sim/replay.c sim/replay.h sim/trace_record.c
-sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -pthread
 
 SIM_LDADD = sim/libvpowersim.a policy/libvpowerpolicy.a $(JSONC_LIBS) -lm
 
@@ -24,6 +24,7 @@ bin_PROGRAMS += sim/vpower-sim
 sim_vpower_sim_SOURCES = sim/vpower-sim.c
 sim_vpower_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 sim_vpower_sim_LDADD = $(SIM_LDADD)
+sim_vpower_sim_LDFLAGS = -pthread
 
 # `make bench`: prints pol_decide() latency on a synthetic 256-CPU host
 # and the wall time of one PlanetLab day; never part of `make check`.
@@ -31,13 +32,15 @@ noinst_PROGRAMS += sim/bench
 sim_bench_SOURCES = sim/bench.c
 sim_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 sim_bench_LDADD = $(SIM_LDADD)
+sim_bench_LDFLAGS = -pthread
 
 .PHONY: bench
 bench: sim/bench sim/vpower-sim
 	sim/bench --srcdir $(abs_top_srcdir) \
 	  --trace $(VPOWER_BENCH_TRACE)
 
-VPOWER_BENCH_TRACE = /work/shared/data/traces/planetlab-cloudsim/20110303
+# The day the issue names; override with make bench VPOWER_BENCH_TRACE=DIR.
+VPOWER_BENCH_TRACE = $(abs_top_srcdir)/../shared/data/traces/planetlab-cloudsim/20110303
 
 EXTRA_DIST += docs/simulator.md docs/baselines.md
 # man_MANS is set in manager/ctl.mk (included before this file), which

@@ -42,7 +42,8 @@ static unsigned
 pin_order(const struct pol_model *m, bool siblings_together,
           unsigned *order)
 {
-    static bool seen[POL_MAX_CPUS], used[POL_MAX_CPUS];
+    bool seen[POL_MAX_CPUS], used[POL_MAX_CPUS];   /* Not static: hosts
+                                                    * run on threads. */
     bool first[POL_MAX_CPUS];
     unsigned n = 0;
 

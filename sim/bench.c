@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "policy/policy.h"
@@ -217,14 +218,16 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
         printf("simulator, PlanetLab 20110303, %zu VMs, %.0f h, %u x "
                "xeon-r640-2s, %s: %.2f s wall (load %.2f s, simulate "
                "%.2f s; target < 30 s: ratio %.2f); %llu pol_decide calls "
-               "took %.2f s (%.3f ms mean), the rest %.2f s\n", ts.n_vms,
+               "took %.2f s of CPU time (%.3f ms mean, summed over the "
+               "host threads; vpower-sim --threads, default: online CPUs "
+               "= %ld)\n", ts.n_vms,
                res.hours, hosts,
                compare ? "--compare (6 policies + lower bound)"
                        : "vpower alone", t2 - t0, t1 - t0, t2 - t1,
                (t2 - t0) / 30.0, (unsigned long long) res.n_decisions,
                res.decide_s,
                res.n_decisions ? res.decide_s / res.n_decisions * 1e3 : 0,
-               t2 - t1 - res.decide_s);
+               sysconf(_SC_NPROCESSORS_ONLN));
     }
     sim_result_free(&res);
     trace_set_free(&ts);

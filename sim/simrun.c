@@ -11,10 +11,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 #include "sim/baseline.h"
@@ -318,6 +320,54 @@ vm_percentiles(const struct trace_set *ts, const struct host *hosts,
     free(first);
 }
 
+/* One thread's share of an interval: hosts first, first + stride, ...
+ * for all its steps.  Decision timing goes to 'acc' (only decide_s and
+ * n_decisions are used), the first error to rc/err. */
+struct step_job {
+    const struct sim_opts *o;
+    struct host *hosts;
+    unsigned H, first, stride;
+    size_t ivl;
+    unsigned steps;
+    struct sim_result acc;
+    int rc;
+    char err[256];
+};
+
+static void *
+run_steps(void *arg)
+{
+    struct step_job *j = arg;
+
+    for (unsigned k = j->first; k < j->H && !j->rc; k += j->stride) {
+        struct host *hs = &j->hosts[k];
+
+        for (unsigned s = 0; s < j->steps && !j->rc; s++) {
+            uint64_t t = j->ivl * (uint64_t) j->steps + s;
+
+            if (t >= hs->next_s) {
+                j->rc = decide(j->o, hs, t, &j->acc, j->err, sizeof j->err);
+            }
+            for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
+                struct inst *vi = &hs->inst[p];
+
+                if (vi->st && t >= vi->next_s) {
+                    j->rc = decide_vpower(j->o, hs, p, vi->st, vi->vcpus, t,
+                                          &vi->next_s, &j->acc, j->err,
+                                          sizeof j->err);
+                }
+            }
+            for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
+                if (hs->inst[p].h) {
+                    exec_step(hs->inst[p].h,
+                              &hs->demand[(size_t) s * hs->n_vcpus]);
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -332,8 +382,15 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     float *ready[SIM_N_POL] = { NULL };
     float *burst = xcalloc(steps, sizeof *burst);
     double *late = NULL;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned n_threads = o->threads ? o->threads
+                         : ncpu > 0 ? (unsigned) ncpu : 1;
+    struct step_job *jobs;
     size_t n_ready = 0, total_vcpus = 0;
     int rc = 0;
+
+    n_threads = n_threads > SIM_MAX_THREADS ? SIM_MAX_THREADS : n_threads;
+    jobs = xcalloc(n_threads, sizeof *jobs);
 
     memset(res, 0, sizeof *res);
     res->n_intervals = ts->n_intervals;
@@ -448,28 +505,40 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                 }
             }
         }
-        for (unsigned s = 0; s < steps && !rc; s++) {
-            uint64_t t = ivl * (uint64_t) steps + s;
+        /* The interval's steps: hosts are independent until its end,
+         * so they run on up to n_threads threads (each its own hosts,
+         * all steps); every host computes exactly what it would alone,
+         * and the sums below run in host order: the output does not
+         * depend on the thread count. */
+        {
+            unsigned nt = n_threads < H ? n_threads : H;
+            pthread_t tid[SIM_MAX_THREADS];
+            bool started[SIM_MAX_THREADS] = { false };
 
-            for (unsigned k = 0; k < H && !rc; k++) {
-                struct host *hs = &hosts[k];
-
-                if (t >= hs->next_s) {
-                    rc = decide(o, hs, t, res, err, errlen);
+            for (unsigned i = 0; i < nt; i++) {
+                jobs[i] = (struct step_job) {
+                    .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
+                    .ivl = ivl, .steps = steps,
+                };
+                if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
+                                            &jobs[i]) == 0) {
+                    started[i] = true;
                 }
-                for (int p = 0; p < SIM_P_LOWER && !rc; p++) {
-                    struct inst *vi = &hs->inst[p];
-
-                    if (vi->st && t >= vi->next_s) {
-                        rc = decide_vpower(o, hs, p, vi->st, vi->vcpus, t,
-                                           &vi->next_s, res, err, errlen);
-                    }
+            }
+            run_steps(&jobs[0]);
+            for (unsigned i = 1; i < nt; i++) {
+                if (started[i]) {
+                    pthread_join(tid[i], NULL);
+                } else {
+                    run_steps(&jobs[i]);     /* No thread: run it here. */
                 }
-                for (int p = 0; p < SIM_P_LOWER && !rc; p++) {
-                    if (hs->inst[p].h) {
-                        exec_step(hs->inst[p].h,
-                                  &hs->demand[(size_t) s * hs->n_vcpus]);
-                    }
+            }
+            for (unsigned i = 0; i < nt; i++) {
+                res->decide_s += jobs[i].acc.decide_s;
+                res->n_decisions += jobs[i].acc.n_decisions;
+                if (jobs[i].rc && !rc) {
+                    rc = jobs[i].rc;
+                    snprintf(err, errlen, "%s", jobs[i].err);
                 }
             }
         }
@@ -588,6 +657,7 @@ out:
         free(hs->demand);
     }
     free(late);
+    free(jobs);
     for (int p = 0; p < SIM_N_POL; p++) {
         free(ready[p]);
     }

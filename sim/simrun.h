@@ -48,11 +48,16 @@ const char *sim_pol_name(enum sim_pol);
 /* Returns the policy called 'name', or -1. */
 int sim_pol_parse(const char *name);
 
+#define SIM_MAX_THREADS 64
+
 struct sim_opts {
     const struct pol_model *m;    /* Borrowed. */
     const struct trace_set *ts;   /* Borrowed. */
     unsigned hosts;               /* >= 1 identical hosts. */
     uint64_t seed;
+    unsigned threads;             /* Hosts simulated in parallel on this
+                                   * many threads (0 = online CPUs); the
+                                   * output does not depend on it. */
     double on_mean_s;             /* Burst model: mean busy phase (2). */
     uint32_t mask;                /* Bit per enum sim_pol to run; vpower
                                    * always runs (it sets the instants). */

@@ -32,6 +32,8 @@ usage(FILE *f)
 "  --verify-plans        record: exit 1 unless every plan is identical\n"
 "  --vms N               first N VMs in file-name byte order (default all)\n"
 "  --hours X             replay only the first X hours (default: 24)\n"
+"  --threads N           simulate hosts on N threads (default: online\n"
+"                        CPUs; the results do not depend on it)\n"
 "  --hosts H             identical hosts; VM i goes to host i mod H (1)\n"
 "  --seed S              seed of every random choice (default 1)\n"
 "  --burst-on S          mean busy phase of the burst model, s (2)\n"
@@ -221,6 +223,7 @@ main(int argc, char *argv[])
         { "trace-format", required_argument, NULL, 'F' },
         { "vms", required_argument, NULL, 'n' },
         { "hours", required_argument, NULL, 'H' },
+        { "threads", required_argument, NULL, 'N' },
         { "hosts", required_argument, NULL, 'h' },
         { "seed", required_argument, NULL, 's' },
         { "burst-on", required_argument, NULL, 'b' },
@@ -251,7 +254,7 @@ main(int argc, char *argv[])
     double cap_from_h = 0, cap_to_h = 0;
     struct sim_result nocap;
     bool have_nocap = false;
-    unsigned long long vms = 0, hosts = 1, seed = 1;
+    unsigned long long vms = 0, hosts = 1, seed = 1, threads = 0;
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
     bool compare = false, json = false, signals = false;
@@ -324,6 +327,13 @@ main(int argc, char *argv[])
         case 's':
             if (parse_u64(optarg, UINT64_MAX, &seed)) {
                 fprintf(stderr, "vpower-sim: bad --seed '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'N':
+            if (parse_u64(optarg, SIM_MAX_THREADS, &threads) || !threads) {
+                fprintf(stderr, "vpower-sim: bad --threads '%s' (1-%d)\n",
+                        optarg, SIM_MAX_THREADS);
                 return 2;
             }
             break;
@@ -439,6 +449,7 @@ main(int argc, char *argv[])
     so.ts = &ts;
     so.hosts = (unsigned) hosts;
     so.seed = seed;
+    so.threads = (unsigned) threads;
     so.on_mean_s = on_mean;
     so.halt_poll_ns = (uint32_t) halt_ns;
     signals |= compare;
