@@ -50,7 +50,7 @@ vpd_start "$REL_LOG" --config "$REL_TMP/vpowerd.conf" --driver=dummy \
     --dummy-domains "$doms" --sysfs-root "$fx"
 rel_wait_started "$REL_LOG" 30 || rel_fail "vpowerd did not start"
 sleep 2
-fd0=$(rel_fds "$VPD_PID") rss0=$(rel_rss_kb "$VPD_PID")
+fd0=$(rel_fds_kept "$VPD_PID") rss0=$(rel_rss_kb "$VPD_PID")
 stops=0
 # Rewrites of the load file (re-read on every sample when its mtime
 # moved) with all 200 domains.
@@ -69,7 +69,7 @@ for ((first = 0; first < 200; first += 50)); do
         sleep 0.1
     done
 done
-fd1=$(rel_fds "$VPD_PID") rss1=$(rel_rss_kb "$VPD_PID")
+fd1=$(rel_fds_kept "$VPD_PID") rss1=$(rel_rss_kb "$VPD_PID")
 vpd_stop
 [ "$VPD_RC" = 0 ] || rel_fail "vpowerd exited $VPD_RC"
 [ "$stops" = 200 ] || rel_fail "only $stops of 200 domain stops seen"

@@ -40,7 +40,7 @@ vpd_start "$REL_LOG" -v --config "$REL_TMP/vpowerd.conf" --sysfs-root "$fx" --co
 rel_wait_started "$REL_LOG" 60 || rel_fail "vpowerd did not start"
 grep -q "2 domains" "$REL_LOG" || rel_fail "vpowerd did not find both guests: $(grep -m1 managing "$REL_LOG")"
 sleep 3
-fd0=$(rel_fds "$VPD_PID")
+fd0=$(rel_fds_kept "$VPD_PID")
 
 vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live 2>/dev/null | awk '{ print $NF }'; }
 # planned NAME: NAME's CPU set in vpowerd's last logged decision.
@@ -92,7 +92,7 @@ for ((r = 1; r <= restarts; r++)); do
     pins_follow_override b || rel_fail "restart $r: guest b's pins do not follow vpowerd's decisions after reconnecting"
     rel_log "libvirtd restart $r: reconnected, both guests re-pinned, fds $(rel_fds "$VPD_PID")"
 done
-fd1=$(rel_fds "$VPD_PID")
+fd1=$(rel_fds_kept "$VPD_PID")
 [ "$fd1" -le "$((fd0 + 1))" ] || rel_fail "fds grew from $fd0 to $fd1 over $restarts libvirtd restarts"
 errs=$(rel_errors_total)
 [ -n "$errs" ] || errs="log: $(grep -c 'lost\|failed' "$REL_LOG") lost/failed lines"

@@ -33,11 +33,11 @@ for ((k = 1; k <= n; k++)); do
         rel_fail "restart $k: new guest instance not discovered"
     kill -0 "$VPD_PID" 2>/dev/null || rel_fail "vpowerd died"
     if [ "$k" = 1 ]; then
-        sleep 2; fd0=$(rel_fds "$VPD_PID"); rss0=$(rel_rss_kb "$VPD_PID")
+        sleep 2; fd0=$(rel_fds_kept "$VPD_PID"); rss0=$(rel_rss_kb "$VPD_PID")
     fi
 done
 sleep 2
-fd1=$(rel_fds "$VPD_PID") rss1=$(rel_rss_kb "$VPD_PID")
+fd1=$(rel_fds_kept "$VPD_PID") rss1=$(rel_rss_kb "$VPD_PID")
 vpd_stop
 [ "$VPD_RC" = 0 ] || rel_fail "vpowerd exited $VPD_RC"
 [ "$fd1" -le "$fd0" ] || rel_fail "fds grew from $fd0 to $fd1 over $n guest restarts"
