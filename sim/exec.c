@@ -482,6 +482,26 @@ serve_group(struct exec_host *h, struct exec_group *gr)
     }
 }
 
+/* Busy fraction of one thread of a core doing 'w' capacity units in a
+ * step at one thread's capacity 'cap': the first thread until the core
+ * is saturated, then its sibling for the SMT extra. */
+static double
+thread_busy(const struct pol_model *m, double w, double cap,
+            bool first_thread)
+{
+    double extra, b;
+
+    if (cap <= 0 || w <= 0) {
+        return 0;
+    }
+    if (first_thread) {
+        return w >= cap ? 1.0 : w / cap;
+    }
+    extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
+    b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
+    return b > 1.0 ? 1.0 : b;
+}
+
 void
 exec_step(struct exec_host *h, const float *demand)
 {
@@ -537,31 +557,14 @@ exec_step(struct exec_host *h, const float *demand)
         if (cpuset_has(&p->offline, c)) {
             continue;
         }
-        if (cap <= 0 || w <= 0) {
-            b = 0;
-        } else if (first_thread) {
-            b = w >= cap ? 1.0 : w / cap;
-        } else {
-            double extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
-            b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
-            b = b > 1.0 ? 1.0 : b;
-        }
+        b = thread_busy(m, w, cap, first_thread);
         h->busy_ppm[c] = (uint32_t) (b * 1e6 + 0.5);
         h->cpu_work_last[c] = b * cap;
         h->cpu_work_period[c] += b * cap;
         h->cpu_busy_period[c] += b;
         /* Without the polling: the same mapping of the guest work. */
-        w = h->core_guest[k];
-        if (cap <= 0 || w <= 0) {
-            b = 0;
-        } else if (first_thread) {
-            b = w >= cap ? 1.0 : w / cap;
-        } else {
-            double extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
-            b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
-            b = b > 1.0 ? 1.0 : b;
-        }
-        h->cpu_guest_period[c] += b;
+        h->cpu_guest_period[c] += thread_busy(m, h->core_guest[k], cap,
+                                              first_thread);
     }
     /* Idle depth from the mean idle gap, capped by the plan's limit. */
     for (unsigned c = 0; c < m->n_cpus; c++) {
