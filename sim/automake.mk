@@ -15,7 +15,8 @@ sim_libvpowersim_a_SOURCES = \
 	sim/simrun.c sim/simrun.h \
 	sim/report.c sim/report.h \
 	sim/mix.c sim/mix.h \
-	sim/replay.c sim/replay.h sim/trace_record.c
+	sim/replay.c sim/replay.h sim/trace_record.c \
+	sim/xalloc.c sim/xalloc.h
 sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -pthread
 
 SIM_LDADD = sim/libvpowersim.a policy/libvpowerpolicy.a $(JSONC_LIBS) -lm

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/halt.h"
+#include "sim/xalloc.h"
 
 /* Water-filling scratch entry. */
 struct want_idx {
@@ -30,21 +31,10 @@ struct exec_group {
     uint32_t *members;            /* Host-local vCPU indices. */
 };
 
-static void *
-xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-
-    if (!p) {
-        abort();
-    }
-    return p;
-}
-
 struct exec_host *
 exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
 {
-    struct exec_host *h = xcalloc(1, sizeof *h);
+    struct exec_host *h = sim_xcalloc(1, sizeof *h);
     size_t nv = n_vcpus;
 
     h->m = m;
@@ -54,45 +44,45 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     if (!h->plan) {
         abort();
     }
-    h->pol_idle_limit = xcalloc(POL_MAX_CPUS, sizeof *h->pol_idle_limit);
-    h->backlog = xcalloc(nv, sizeof *h->backlog);
-    h->carried = xcalloc(nv, sizeof *h->carried);
-    h->want = xcalloc(nv, sizeof *h->want);
-    h->served = xcalloc(nv, sizeof *h->served);
-    h->order = xcalloc(nv, sizeof(struct want_idx));
-    h->vcpu_cpu = xcalloc(nv, sizeof *h->vcpu_cpu);
-    h->vcpu_home = xcalloc(nv, sizeof *h->vcpu_home);
-    h->vcpu_rate = xcalloc(nv, sizeof *h->vcpu_rate);
-    h->busy_s = xcalloc(nv, sizeof *h->busy_s);
-    h->ready_s = xcalloc(nv, sizeof *h->ready_s);
-    h->ready_ivl_s = xcalloc(nv, sizeof *h->ready_ivl_s);
-    h->vcpu_group = xcalloc(nv, sizeof *h->vcpu_group);
-    h->groups = xcalloc(nv, sizeof *h->groups);
+    h->pol_idle_limit = sim_xcalloc(POL_MAX_CPUS, sizeof *h->pol_idle_limit);
+    h->backlog = sim_xcalloc(nv, sizeof *h->backlog);
+    h->carried = sim_xcalloc(nv, sizeof *h->carried);
+    h->want = sim_xcalloc(nv, sizeof *h->want);
+    h->served = sim_xcalloc(nv, sizeof *h->served);
+    h->order = sim_xcalloc(nv, sizeof(struct want_idx));
+    h->vcpu_cpu = sim_xcalloc(nv, sizeof *h->vcpu_cpu);
+    h->vcpu_home = sim_xcalloc(nv, sizeof *h->vcpu_home);
+    h->vcpu_rate = sim_xcalloc(nv, sizeof *h->vcpu_rate);
+    h->busy_s = sim_xcalloc(nv, sizeof *h->busy_s);
+    h->ready_s = sim_xcalloc(nv, sizeof *h->ready_s);
+    h->ready_ivl_s = sim_xcalloc(nv, sizeof *h->ready_ivl_s);
+    h->vcpu_group = sim_xcalloc(nv, sizeof *h->vcpu_group);
+    h->groups = sim_xcalloc(nv, sizeof *h->groups);
     h->n_cores = 0;
     for (unsigned c = 0; c < m->n_cpus; c++) {
         if (m->cpu_core[c] + 1u > h->n_cores) {
             h->n_cores = m->cpu_core[c] + 1u;
         }
     }
-    h->core_cap = xcalloc(h->n_cores, sizeof *h->core_cap);
-    h->core_threads = xcalloc(h->n_cores, sizeof *h->core_threads);
-    h->core_full = xcalloc(h->n_cores, sizeof *h->core_full);
-    h->core_rem = xcalloc(h->n_cores, sizeof *h->core_rem);
-    h->core_work = xcalloc(h->n_cores, sizeof *h->core_work);
-    h->core_wake = xcalloc(h->n_cores, sizeof *h->core_wake);
-    h->core_tmp = xcalloc(h->n_cores, sizeof *h->core_tmp);
-    h->core_homed = xcalloc(h->n_cores, sizeof *h->core_homed);
-    h->cpu_homed = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_homed);
+    h->core_cap = sim_xcalloc(h->n_cores, sizeof *h->core_cap);
+    h->core_threads = sim_xcalloc(h->n_cores, sizeof *h->core_threads);
+    h->core_full = sim_xcalloc(h->n_cores, sizeof *h->core_full);
+    h->core_rem = sim_xcalloc(h->n_cores, sizeof *h->core_rem);
+    h->core_work = sim_xcalloc(h->n_cores, sizeof *h->core_work);
+    h->core_wake = sim_xcalloc(h->n_cores, sizeof *h->core_wake);
+    h->core_tmp = sim_xcalloc(h->n_cores, sizeof *h->core_tmp);
+    h->core_homed = sim_xcalloc(h->n_cores, sizeof *h->core_homed);
+    h->cpu_homed = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_homed);
     for (size_t v = 0; v < nv; v++) {
         h->vcpu_home[v] = -1;
     }
-    h->busy_ppm = xcalloc(POL_MAX_CPUS, sizeof *h->busy_ppm);
-    h->cpu_first = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_first);
-    h->cpu_work_last = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_last);
-    h->cpu_work_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_period);
-    h->cpu_busy_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_busy_period);
-    h->cpu_guest_period = xcalloc(POL_MAX_CPUS, sizeof *h->cpu_guest_period);
-    h->core_guest = xcalloc(POL_MAX_CPUS, sizeof *h->core_guest);
+    h->busy_ppm = sim_xcalloc(POL_MAX_CPUS, sizeof *h->busy_ppm);
+    h->cpu_first = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_first);
+    h->cpu_work_last = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_last);
+    h->cpu_work_period = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_work_period);
+    h->cpu_busy_period = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_busy_period);
+    h->cpu_guest_period = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_guest_period);
+    h->core_guest = sim_xcalloc(POL_MAX_CPUS, sizeof *h->core_guest);
     for (unsigned d = 0; d < m->n_domains; d++) {
         const struct pol_domain *dom = &m->domains[d];
         h->plan->dom_freq_khz[d] = dom->opps[dom->nominal_opp].freq_khz;
@@ -226,8 +216,8 @@ build_groups(struct exec_host *h)
     const struct pol_model *m = h->m;
     struct pol_plan *p = h->plan;
     struct cpuset online;
-    unsigned *in_set = xcalloc(h->n_cores, sizeof *in_set);
-    uint64_t *hashes = xcalloc(h->n_vcpus, sizeof *hashes);
+    unsigned *in_set = sim_xcalloc(h->n_cores, sizeof *in_set);
+    uint64_t *hashes = sim_xcalloc(h->n_vcpus, sizeof *hashes);
 
     free_groups(h);
     cpuset_zero(&online);
@@ -259,7 +249,7 @@ build_groups(struct exec_host *h)
             gr->set = s;
             gr->n_online = cpuset_count(&s);
             gr->first_cpu = cpuset_next(&s, 0);
-            gr->members = xcalloc(h->n_vcpus, sizeof *gr->members);
+            gr->members = sim_xcalloc(h->n_vcpus, sizeof *gr->members);
             hashes[g] = hs;
         }
         h->groups[g].members[h->groups[g].n_members++] = (uint32_t) v;
@@ -273,9 +263,9 @@ build_groups(struct exec_host *h)
             in_set[m->cpu_core[c]]++;
             n++;
         }
-        gr->cores = xcalloc(n, sizeof *gr->cores);
-        gr->lim = xcalloc(n, sizeof *gr->lim);
-        gr->nthr = xcalloc(n, sizeof *gr->nthr);
+        gr->cores = sim_xcalloc(n, sizeof *gr->cores);
+        gr->lim = sim_xcalloc(n, sizeof *gr->lim);
+        gr->nthr = sim_xcalloc(n, sizeof *gr->nthr);
         CPUSET_FOREACH (c, &gr->set) {
             unsigned k = m->cpu_core[c];
             if (in_set[k]) {

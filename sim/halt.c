@@ -7,21 +7,11 @@
 #include <config.h>
 
 #include "sim/halt.h"
+#include "sim/xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-
-    if (!p) {
-        abort();
-    }
-    return p;
-}
 
 void
 halt_expect(double halted_s, double wakes, double window_s,
@@ -71,16 +61,16 @@ halt_enable(struct exec_host *h, uint32_t halt_poll_ns)
     if (!halt_poll_ns) {
         return;
     }
-    z = xcalloc(1, sizeof *z);
+    z = sim_xcalloc(1, sizeof *z);
     z->window_s = halt_poll_ns / 1e9;
     z->n_vcpus = h->n_vcpus;
     z->n_cores = h->n_cores;
-    z->want_s = xcalloc(h->n_vcpus, sizeof *z->want_s);
-    z->fail_s = xcalloc(h->n_vcpus, sizeof *z->fail_s);
-    z->ok_n = xcalloc(h->n_vcpus, sizeof *z->ok_n);
-    z->core_want = xcalloc(h->n_cores, sizeof *z->core_want);
-    z->core_ok = xcalloc(h->n_cores, sizeof *z->core_ok);
-    z->period_s = xcalloc(h->n_vcpus, sizeof *z->period_s);
+    z->want_s = sim_xcalloc(h->n_vcpus, sizeof *z->want_s);
+    z->fail_s = sim_xcalloc(h->n_vcpus, sizeof *z->fail_s);
+    z->ok_n = sim_xcalloc(h->n_vcpus, sizeof *z->ok_n);
+    z->core_want = sim_xcalloc(h->n_cores, sizeof *z->core_want);
+    z->core_ok = sim_xcalloc(h->n_cores, sizeof *z->core_ok);
+    z->period_s = sim_xcalloc(h->n_vcpus, sizeof *z->period_s);
     h->halt = z;
 }
 

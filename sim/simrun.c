@@ -24,6 +24,7 @@
 #include "sim/exec.h"
 #include "sim/halt.h"
 #include "sim/lowerbound.h"
+#include "sim/xalloc.h"
 
 static const char *const pol_names[SIM_N_POL] = {
     "vpower", "performance", "schedutil", "powersave", "dpdk-vmpm",
@@ -83,17 +84,6 @@ struct host {
     uint32_t cpu_busy[POL_MAX_CPUS];  /* vpower's pol_input.cpu_busy_ppm */
     uint32_t cpu_khz[POL_MAX_CPUS];   /* ... and .cpu_ran_khz. */
 };
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-
-    if (!p) {
-        abort();
-    }
-    return p;
-}
 
 static double
 now_s(void)
@@ -284,7 +274,7 @@ static void
 vm_percentiles(const struct trace_set *ts, const struct host *hosts,
                unsigned H, const float *ready, struct sim_vm_row *rows)
 {
-    size_t n_slots = 0, *first = xcalloc(ts->n_vms, sizeof *first);
+    size_t n_slots = 0, *first = sim_xcalloc(ts->n_vms, sizeof *first);
     size_t max_nv = 1;
     float *vals;
 
@@ -301,7 +291,7 @@ vm_percentiles(const struct trace_set *ts, const struct host *hosts,
     for (size_t i = 0; i < ts->n_vms; i++) {
         max_nv = ts->vms[i].n_vcpus > max_nv ? ts->vms[i].n_vcpus : max_nv;
     }
-    vals = xcalloc(max_nv * ts->n_intervals, sizeof *vals);
+    vals = sim_xcalloc(max_nv * ts->n_intervals, sizeof *vals);
     for (size_t i = 0; i < ts->n_vms; i++) {
         const struct trace_vm *tv = &ts->vms[i];
         size_t n = 0;
@@ -376,11 +366,11 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     const struct trace_set *ts = o->ts;
     unsigned H = o->hosts ? o->hosts : 1;
     const unsigned steps = ts->interval_s;
-    struct host *hosts = xcalloc(H, sizeof *hosts);
+    struct host *hosts = sim_xcalloc(H, sizeof *hosts);
     struct pol_config cfg;
     struct lb_model *lb = lb_create(m);
     float *ready[SIM_N_POL] = { NULL };
-    float *burst = xcalloc(steps, sizeof *burst);
+    float *burst = sim_xcalloc(steps, sizeof *burst);
     double *late = NULL;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned n_threads = o->threads ? o->threads
@@ -390,7 +380,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     int rc = 0;
 
     n_threads = n_threads > SIM_MAX_THREADS ? SIM_MAX_THREADS : n_threads;
-    jobs = xcalloc(n_threads, sizeof *jobs);
+    jobs = sim_xcalloc(n_threads, sizeof *jobs);
 
     memset(res, 0, sizeof *res);
     res->n_intervals = ts->n_intervals;
@@ -409,13 +399,13 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         struct host *hs = &hosts[k];
         size_t lv = 0, lm = 0;
 
-        hs->vm_index = xcalloc(hs->n_vms, sizeof *hs->vm_index);
-        hs->vcpu_key = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
-        hs->vcpu_vm = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
-        hs->vcpu_idx = xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
-        hs->vms = xcalloc(hs->n_vms, sizeof *hs->vms);
-        hs->vcpus = xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
-        hs->demand = xcalloc((size_t) steps * hs->n_vcpus,
+        hs->vm_index = sim_xcalloc(hs->n_vms, sizeof *hs->vm_index);
+        hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
+        hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
+        hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
+        hs->vms = sim_xcalloc(hs->n_vms, sizeof *hs->vms);
+        hs->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
+        hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
                              sizeof *hs->demand);
         for (size_t i = k; i < ts->n_vms; i += H) {
             struct pol_vm *pv = &hs->vms[lm];
@@ -460,7 +450,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                     rc = -ENOMEM;
                     goto out;
                 }
-                vi->vcpus = xcalloc(hs->n_vcpus, sizeof *vi->vcpus);
+                vi->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *vi->vcpus);
                 memcpy(vi->vcpus, hs->vcpus,
                        hs->n_vcpus * sizeof *vi->vcpus);
             }
@@ -468,16 +458,16 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     }
     for (int p = 0; p < SIM_P_LOWER; p++) {
         if (hosts[0].inst[p].h) {
-            ready[p] = xcalloc(total_vcpus * ts->n_intervals,
+            ready[p] = sim_xcalloc(total_vcpus * ts->n_intervals,
                                sizeof *ready[p]);
             res->rows[p].ran = true;
-            res->vm_rows[p] = xcalloc(ts->n_vms, sizeof *res->vm_rows[p]);
+            res->vm_rows[p] = sim_xcalloc(ts->n_vms, sizeof *res->vm_rows[p]);
         }
     }
     res->rows[SIM_P_LOWER].ran = (o->mask & (1u << SIM_P_LOWER)) != 0;
     for (int p = 0; p < SIM_N_POL; p++) {
-        res->rows[p].power_w = xcalloc(ts->n_intervals, sizeof(double));
-        res->rows[p].active_cpus = xcalloc(ts->n_intervals, sizeof(double));
+        res->rows[p].power_w = sim_xcalloc(ts->n_intervals, sizeof(double));
+        res->rows[p].active_cpus = sim_xcalloc(ts->n_intervals, sizeof(double));
     }
 
     for (size_t ivl = 0; ivl < ts->n_intervals && !rc; ivl++) {
@@ -557,7 +547,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                 /* Per VM: the interval's shortfall is unmet; the
                  * backlog carries on (sim/exec.h). */
                 if (!late) {
-                    late = xcalloc(total_vcpus ? total_vcpus : 1,
+                    late = sim_xcalloc(total_vcpus ? total_vcpus : 1,
                                    sizeof *late);
                 }
                 exec_interval_end(h, ready[p] + off, late);
