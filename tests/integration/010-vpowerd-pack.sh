@@ -134,15 +134,10 @@ vp_log "SIGTERM: exit 0, every vCPU/emulator pin and fixture value restored"
 
 # The run's recording (real guests, real libvirt samples) replays in
 # vpower-sim with every plan as the live daemon made it.
-sim=$VPD_BUILDDIR/sim/vpower-sim
-[ -x "$sim" ] || vp_error "$sim not built"
-if "$sim" --trace "$VPD_TMP/rec" --trace-format record --verify-plans \
-        > "$VPD_TMP/replay.out" 2>&1; then
-    vp_log "replay: $(grep -iE 'plans' "$VPD_TMP/replay.out" | tr '\n' ' ')"
+if line=$(vpd_verify_replay "$VPD_TMP/rec" "$VPD_TMP/replay.out"); then
+    vp_log "replay: $line"
 else
     cat "$VPD_TMP/replay.out" >&2
     vp_fail "vpower-sim --verify-plans: the recording of the real guests did not replay plan for plan"
 fi
-grep -Eq 'plans: [1-9][0-9]* identical, 0 different' "$VPD_TMP/replay.out" ||
-    vp_fail "the replay compared no plans: $(cat "$VPD_TMP/replay.out")"
 exit 0

@@ -175,11 +175,8 @@ RC=$VPD_BUILDDIR/tests/integration/replay-check
 "$RC" "$VPD_TMP/rec.1" >&2 || fail "replaying rec.1 did not reproduce the recorded plans"
 # ... and so does vpower-sim, the operator's tool for "what would vpower
 # have done on my host" (the same recording of real guests, plan by plan).
-SIM=$VPD_BUILDDIR/sim/vpower-sim
-[ -x "$SIM" ] || { echo "[$T] ERROR: $SIM not built" >&2; exit 99; }
-if "$SIM" --trace "$VPD_TMP/rec.1" --trace-format record --verify-plans \
-        > "$VPD_TMP/sim.out" 2>&1; then
-    log "vpower-sim --verify-plans: $(grep -iE 'plan|decision' "$VPD_TMP/sim.out" | head -n 2 | tr '\n' ' ')"
+if line=$(vpd_verify_replay "$VPD_TMP/rec.1" "$VPD_TMP/sim.out"); then
+    log "vpower-sim --verify-plans: $line"
 else
     cat "$VPD_TMP/sim.out" >&2
     fail "vpower-sim --verify-plans did not reproduce the recorded plans"

@@ -146,3 +146,19 @@ vpd_lock() {
     flock 9
     VP_GUEST_LOCKED=1
 }
+
+# vpd_verify_replay REC OUT: replays vpowerd's recording REC in
+# vpower-sim with --verify-plans (output in OUT) and succeeds only if it
+# compared at least one plan and every plan came out identical.  Prints
+# the "plans: N identical, 0 different" line; on failure prints nothing
+# and leaves the whole output in OUT for the caller to show.
+vpd_verify_replay() {
+    local rec=$1 out=$2 sim=$VPD_BUILDDIR/sim/vpower-sim
+    if [ ! -x "$sim" ]; then
+        echo "$sim not built" > "$out"
+        return 1
+    fi
+    "$sim" --trace "$rec" --trace-format record --verify-plans \
+        > "$out" 2>&1 || return 1
+    grep -E 'plans: [1-9][0-9]* identical, 0 different' "$out"
+}
