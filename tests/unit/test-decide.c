@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include <cmocka.h>
 
 #include "policy/policy.h"
@@ -94,6 +93,46 @@ struct world {
     struct pol_input in;
     uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
 };
+
+/* Resets 'w' to 'n_cpus' managed, online CPUs and no VMs. */
+static void
+world_cpus(struct world *w, unsigned n_cpus)
+{
+    memset(w, 0, sizeof *w);
+    for (unsigned c = 0; c < n_cpus; c++) {
+        cpuset_set(&w->in.managed, c);
+        cpuset_set(&w->in.online, c);
+    }
+    w->in.vms = w->vms;
+    w->in.vcpus = w->vcpus;
+}
+
+/* Resets 'w' to 'n_cpus' CPUs and 'n' one-vCPU VMs (ids id0, id0 + 1,
+ * ...), each measured 50 times at 'avg' capacity units (average, slow
+ * average and last sample alike) with variance 'var'; decided at 100 s.
+ * Tests change single vCPUs afterwards. */
+static void
+world_vms(struct world *w, unsigned n_cpus, unsigned n, uint32_t id0,
+          uint32_t avg, uint32_t var)
+{
+    world_cpus(w, n_cpus);
+    for (unsigned v = 0; v < n; v++) {
+        w->vms[v].id = id0 + v;
+        w->vms[v].first_vcpu = v;
+        w->vms[v].n_vcpus = 1;
+        w->vcpus[v].vm = v;
+        w->vcpus[v].cpu = -1;
+        w->vcpus[v].load.avg_cap = avg;
+        w->vcpus[v].load.slow_cap = avg;
+        w->vcpus[v].load.last_cap = avg;
+        w->vcpus[v].load.peak_cap = avg;
+        w->vcpus[v].load.var_cap2 = var;
+        w->vcpus[v].load.n_samples = 50;
+    }
+    w->in.n_vms = n;
+    w->in.n_vcpus = n;
+    w->in.now_ns = 100 * SEC;
+}
 
 static void
 random_load(struct pol_load *l, uint32_t max)
@@ -368,11 +407,7 @@ test_hysteresis(void **state)
 
     (void) state;
     fixed_model();
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 8; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
+    world_cpus(&w, 8);
     w.vms[0].id = 1;
     w.vms[0].n_vcpus = 8;
     for (unsigned j = 0; j < 8; j++) {
@@ -383,9 +418,7 @@ test_hysteresis(void **state)
         w.vcpus[j].load.peak_cap = 50;
         w.vcpus[j].load.n_samples = 10;
     }
-    w.in.vms = w.vms;
     w.in.n_vms = 1;
-    w.in.vcpus = w.vcpus;
     w.in.n_vcpus = 8;
     w.in.now_ns = 100 * SEC;
     pol_config_default(&cfg);
@@ -513,31 +546,9 @@ test_estimator(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 32; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
     /* 40 one-vCPU VMs, each 10 % busy on average with the variance of
      * an on/off process (u (1 - u) 1024^2). */
-    for (unsigned v = 0; v < 40; v++) {
-        w.vms[v].id = v + 1;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
-        w.vcpus[v].load.avg_cap = 102;
-        w.vcpus[v].load.slow_cap = 102;
-        w.vcpus[v].load.last_cap = 102;
-        w.vcpus[v].load.peak_cap = 1024;
-        w.vcpus[v].load.var_cap2 = 94371;
-        w.vcpus[v].load.n_samples = 50;
-    }
-    w.in.vms = w.vms;
-    w.in.n_vms = 40;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 40;
-    w.in.now_ns = 100 * SEC;
+    world_vms(&w, 32, 40, 1, 102, 94371);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
@@ -650,31 +661,10 @@ test_pool_trim(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 16; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
     /* 24 one-vCPU VMs at 300 units: 24 x 300 x 1.25 = 9000 does not fit
      * 16 cores at 1 GHz (6560), so the pool runs above the lowest
      * point. */
-    for (unsigned v = 0; v < 24; v++) {
-        w.vms[v].id = v + 1;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
-        w.vcpus[v].load.avg_cap = 300;
-        w.vcpus[v].load.slow_cap = 300;
-        w.vcpus[v].load.last_cap = 300;
-        w.vcpus[v].load.peak_cap = 400;
-        w.vcpus[v].load.n_samples = 50;
-    }
-    w.in.vms = w.vms;
-    w.in.n_vms = 24;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 24;
-    w.in.now_ns = 100 * SEC;
+    world_vms(&w, 16, 24, 1, 300, 0);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     /* Without per-CPU busy time: every pool core at the one level. */
@@ -780,32 +770,11 @@ test_thermal_misfit(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 8; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
     /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
      * than a 1 GHz thread's 410); VMs 1-3: 5 % each. */
-    for (unsigned v = 0; v < 4; v++) {
-        uint32_t a = v == 0 ? 717 : 51;
-
-        w.vms[v].id = v + 1;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
-        w.vcpus[v].load.avg_cap = a;
-        w.vcpus[v].load.slow_cap = a;
-        w.vcpus[v].load.last_cap = a;
-        w.vcpus[v].load.peak_cap = a;
-        w.vcpus[v].load.n_samples = 50;
-    }
-    w.in.vms = w.vms;
-    w.in.n_vms = 4;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 4;
-    w.in.now_ns = 100 * SEC;
+    world_vms(&w, 8, 4, 1, 51, 0);
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 717;
+    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 717;
     /* Package 0 (CPUs 0-3) capped at 1 GHz. */
     for (unsigned c = 0; c < 4; c++) {
         w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
@@ -866,25 +835,8 @@ test_turbo_race(void **state)
         if (pol_model_parse(m, models[t < 3 ? t : 0], err, sizeof err)) {
             fail_msg("%s", err);
         }
-        memset(&w, 0, sizeof w);
-        for (unsigned cpu = 0; cpu < 4; cpu++) {
-            cpuset_set(&w.in.managed, cpu);
-            cpuset_set(&w.in.online, cpu);
-        }
         /* One busy vCPU: one core of one package awake. */
-        w.vms[0].id = 1;
-        w.vms[0].n_vcpus = 1;
-        w.vcpus[0].cpu = -1;
-        w.vcpus[0].load.avg_cap = 700;
-        w.vcpus[0].load.slow_cap = 700;
-        w.vcpus[0].load.last_cap = 700;
-        w.vcpus[0].load.peak_cap = 700;
-        w.vcpus[0].load.n_samples = 50;
-        w.in.vms = w.vms;
-        w.in.n_vms = 1;
-        w.in.vcpus = w.vcpus;
-        w.in.n_vcpus = 1;
-        w.in.now_ns = 100 * SEC;
+        world_vms(&w, 4, 1, 1, 700, 0);
         pol_config_default(&cfg);
         cfg.use_turbo = t < 3;            /* Case 3: turbo not allowed. */
         st = pol_state_create(m, &cfg);
@@ -922,22 +874,11 @@ test_live_two_cpus(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 2; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
+    /* Three unmeasured VMs; the loop below feeds their samples. */
+    world_vms(&w, 2, 3, 10, 0, 0);
     for (unsigned v = 0; v < 3; v++) {
-        w.vms[v].id = 10 + v;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
+        w.vcpus[v].load.n_samples = 0;
     }
-    w.in.vms = w.vms;
-    w.in.n_vms = 3;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 3;
     w.in.now_ns = 10 * SEC;
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
@@ -1005,27 +946,7 @@ test_big_little(void **state)
     }
     big_dom = m->cpu_domain[1];
     lit_dom = m->cpu_domain[0];
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 6; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
-    for (unsigned v = 0; v < 3; v++) {
-        w.vms[v].id = 20 + v;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
-        w.vcpus[v].load.avg_cap = w.vcpus[v].load.slow_cap = 60;
-        w.vcpus[v].load.last_cap = 60;
-        w.vcpus[v].load.var_cap2 = 60 * 60;
-        w.vcpus[v].load.n_samples = 50;
-    }
-    w.in.vms = w.vms;
-    w.in.n_vms = 3;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 3;
-    w.in.now_ns = 100 * SEC;
+    world_vms(&w, 6, 3, 20, 60, 60 * 60);
     st = pol_state_create(m, NULL);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
     assert_false(cpuset_has(&p->active, 1));
@@ -1078,28 +999,9 @@ test_own_core_dwell(void **state)
 
     (void) state;
     fixed_model();
-    memset(&w, 0, sizeof w);
-    for (unsigned c = 0; c < 8; c++) {
-        cpuset_set(&w.in.managed, c);
-        cpuset_set(&w.in.online, c);
-    }
-    for (unsigned v = 0; v < 8; v++) {
-        w.vms[v].id = 30 + v;
-        w.vms[v].first_vcpu = v;
-        w.vms[v].n_vcpus = 1;
-        w.vcpus[v].vm = v;
-        w.vcpus[v].cpu = -1;
-        w.vcpus[v].load.avg_cap = w.vcpus[v].load.slow_cap = 250;
-        w.vcpus[v].load.last_cap = 250;
-        w.vcpus[v].load.n_samples = 50;
-    }
+    world_vms(&w, 8, 8, 30, 250, 0);
     w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 600;
-    w.vcpus[0].load.last_cap = 600;
-    w.in.vms = w.vms;
-    w.in.n_vms = 8;
-    w.in.vcpus = w.vcpus;
-    w.in.n_vcpus = 8;
-    w.in.now_ns = 100 * SEC;
+    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 600;
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
@@ -1158,10 +1060,12 @@ test_errors(void **state)
     pol_plan_destroy(p);
 }
 
-/* Timing of one decision on 256 CPUs (2 x 64 cores, SMT2) and 1024
- * vCPUs; printed, and a generous bound so slow CI machines pass. */
+/* The size make bench times (256 CPUs, 2 x 64 cores SMT2, 1024 vCPUs,
+ * one VM in 16 performance): twenty decisions succeed and the last plan
+ * keeps the contract.  Its speed is make bench's to report, not a unit
+ * test's to assert. */
 static void
-test_timing(void **state)
+test_large_host(void **state)
 {
     static char text[4096];
     char err[128];
@@ -1170,8 +1074,7 @@ test_timing(void **state)
     struct pol_plan *p = pol_plan_create(256, 1024);
     struct pol_input in;
     struct pol_state *st;
-    struct timespec a, b;
-    double best = 1e9;
+    struct cpuset perf_cores, other;
 
     (void) state;
     snprintf(text, sizeof text, "cpus 256\nsmt 0-127 128-255\n"
@@ -1205,20 +1108,30 @@ test_timing(void **state)
     in.n_vcpus = 1024;
     st = pol_state_create(m, NULL);
     for (int i = 0; i < 20; i++) {
-        double us;
-
         in.now_ns = (uint64_t) (i + 1) * SEC;
-        clock_gettime(CLOCK_MONOTONIC, &a);
         assert_int_equal(pol_decide(st, &in, p), 0);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        us = (double) (b.tv_sec - a.tv_sec) * 1e6
-             + (double) (b.tv_nsec - a.tv_nsec) / 1e3;
-        best = us < best ? us : best;
     }
-    print_message("pol_decide 256 CPUs / 1024 vCPUs: best %.0f us, "
-                  "%u CPUs active, %u mW\n", best,
-                  cpuset_count(&p->active), p->est_power_mw);
-    assert_true(best < 20000);
+    /* Every vCPU placed inside the active set; the performance VMs'
+     * cores (both threads) used by nobody else. */
+    cpuset_zero(&perf_cores);
+    cpuset_zero(&other);
+    for (unsigned i = 0; i < 1024; i++) {
+        const struct cpuset *a = &p->vcpu_allowed[i];
+        bool perf = vms[vcpus[i].vm].policy.kind == POL_PERFORMANCE;
+
+        assert_false(cpuset_empty(a));
+        assert_true(cpuset_subset(a, &p->active));
+        CPUSET_FOREACH (c, a) {
+            for (unsigned s = 0; s < m->n_cpus; s++) {
+                if (m->cpu_core[s] == m->cpu_core[c]) {
+                    cpuset_set(perf ? &perf_cores : &other, s);
+                }
+            }
+        }
+    }
+    assert_int_equal(cpuset_count(&perf_cores), 16 * 4 * 2);
+    cpuset_and(&other, &other, &perf_cores);
+    assert_true(cpuset_empty(&other));
     pol_state_destroy(st);
     pol_plan_destroy(p);
     free(vms);
@@ -1239,7 +1152,7 @@ main(void)
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
         cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_large_host),
     };
     int r;
 
