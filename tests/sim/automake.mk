@@ -10,7 +10,7 @@ tests_sim_test_trace_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_trace_LDADD = $(SIM_LDADD)
 
 tests_sim_test_scenario_SOURCES = tests/sim/test-scenario.c \
-	tests/sim/check.h
+	tests/sim/check.h tests/sim/server-model.h
 tests_sim_test_scenario_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_scenario_LDADD = $(SIM_LDADD)
 
@@ -18,11 +18,13 @@ tests_sim_test_mix_SOURCES = tests/sim/test-mix.c tests/sim/check.h
 tests_sim_test_mix_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_mix_LDADD = $(SIM_LDADD)
 
-tests_sim_test_replay_SOURCES = tests/sim/test-replay.c tests/sim/check.h
+tests_sim_test_replay_SOURCES = tests/sim/test-replay.c tests/sim/check.h \
+	tests/sim/server-model.h
 tests_sim_test_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_replay_LDADD = $(SIM_LDADD)
 
-tests_sim_test_halt_SOURCES = tests/sim/test-halt.c tests/sim/check.h
+tests_sim_test_halt_SOURCES = tests/sim/test-halt.c tests/sim/check.h \
+	tests/sim/server-model.h
 tests_sim_test_halt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_halt_LDADD = $(SIM_LDADD)
 

@@ -33,6 +33,7 @@
 #include "sim/simrun.h"
 #include "sim/trace.h"
 #include "tests/sim/check.h"
+#include "tests/sim/server-model.h"
 
 #define TRACE_DIR "/work/shared/data/traces/planetlab-cloudsim/20110303"
 
@@ -310,32 +311,11 @@ out:
 int
 main(void)
 {
-    const char *src = getenv("VPOWER_SRCDIR");
     const char *dir = getenv("VPOWER_SIM_TRACE");
-    char path[4096], err[512], *text;
-    FILE *f;
-    long n;
 
-    snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
-             src ? src : ".");
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
+    if (load_server_model(&model)) {
         return 99;
     }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    text = calloc(1, (size_t) n + 1);
-    if (!text || fread(text, 1, (size_t) n, f) != (size_t) n) {
-        return 99;
-    }
-    fclose(f);
-    if (pol_model_parse(&model, text, err, sizeof err)) {
-        fprintf(stderr, "%s:%s\n", path, err);
-        return 99;
-    }
-    free(text);
 
     test_expect();
     test_exec();

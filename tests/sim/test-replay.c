@@ -16,6 +16,7 @@
 #include "sim/replay.h"
 #include "sim/rng.h"
 #include "tests/sim/check.h"
+#include "tests/sim/server-model.h"
 
 #define N_VMS 6
 #define N_VCPUS 16
@@ -23,39 +24,6 @@
 
 static struct pol_model model;
 
-static int
-load_model(void)
-{
-    const char *src = getenv("VPOWER_SRCDIR");
-    char path[1024], err[256], *text;
-    FILE *f;
-    long n;
-
-    snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
-             src ? src : ".");
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
-        return -1;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    text = calloc(1, (size_t) n + 1);
-    if (!text || fread(text, 1, (size_t) n, f) != (size_t) n) {
-        fclose(f);
-        free(text);
-        return -1;
-    }
-    fclose(f);
-    if (pol_model_parse(&model, text, err, sizeof err)) {
-        fprintf(stderr, "%s:%s\n", path, err);
-        free(text);
-        return -1;
-    }
-    free(text);
-    return 0;
-}
 
 int
 main(void)
@@ -74,7 +42,7 @@ main(void)
     char what[256];
     uint32_t per_vm[N_VMS] = { 1, 2, 4, 1, 6, 2 };
 
-    if (load_model()) {
+    if (load_server_model(&model)) {
         return 99;
     }
     memset(vms, 0, sizeof vms);

@@ -21,6 +21,7 @@
 #include "sim/simrun.h"
 #include "sim/trace.h"
 #include "tests/sim/check.h"
+#include "tests/sim/server-model.h"
 
 #define TRACE_DIR "/work/shared/data/traces/planetlab-cloudsim/20110303"
 
@@ -59,41 +60,21 @@ run_json(const struct trace_set *ts, uint64_t seed, struct sim_result *res)
 int
 main(void)
 {
-    const char *src = getenv("VPOWER_SRCDIR");
     const char *dir = getenv("VPOWER_SIM_TRACE");
-    char path[4096], err[512], *text;
+    char err[512];
     struct trace_opts to = { 20, 24, 1 };
     struct trace_set ts;
     struct sim_result a, b, c;
     char *ja, *jb, *jc;
-    FILE *f;
-    long n;
 
     dir = dir ? dir : TRACE_DIR;
     if (access(dir, R_OK)) {
         printf("SKIP: %s not available\n", dir);
         return 77;
     }
-    snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
-             src ? src : ".");
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
+    if (load_server_model(&model)) {
         return 99;
     }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    text = calloc(1, (size_t) n + 1);
-    if (!text || fread(text, 1, (size_t) n, f) != (size_t) n) {
-        return 99;
-    }
-    fclose(f);
-    if (pol_model_parse(&model, text, err, sizeof err)) {
-        fprintf(stderr, "%s:%s\n", path, err);
-        return 99;
-    }
-    free(text);
     if (trace_planetlab.load(dir, &to, &ts, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 99;
