@@ -16,46 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double
-attrib_busy_power_mw(const struct pol_model *m, int cpu, uint32_t freq_khz)
-{
-    const struct pol_domain *d;
-    const struct pol_opp *o;
-    unsigned di = 0, n;
-
-    if (!m || !m->n_domains) {
-        return 0;
-    }
-    if (cpu >= 0 && (unsigned) cpu < m->n_cpus && cpu < POL_MAX_CPUS) {
-        di = m->cpu_domain[cpu];
-    }
-    if (di >= m->n_domains) {
-        di = 0;
-    }
-    d = &m->domains[di];
-    o = d->opps;
-    n = d->n_opps;
-    if (!n) {
-        return 0;
-    }
-    if (!freq_khz) {
-        return o[d->nominal_opp < n ? d->nominal_opp : n - 1].busy_mw;
-    }
-    if (freq_khz <= o[0].freq_khz) {
-        return o[0].busy_mw;
-    }
-    for (unsigned i = 1; i < n; i++) {
-        if (freq_khz <= o[i].freq_khz) {
-            double t = (double) (freq_khz - o[i - 1].freq_khz)
-                       / (double) (o[i].freq_khz - o[i - 1].freq_khz);
-
-            return o[i - 1].busy_mw
-                   + t * ((double) o[i].busy_mw - (double) o[i - 1].busy_mw);
-        }
-    }
-    return o[n - 1].busy_mw;
-}
-
 static void
 zero_out(const struct attrib_input *in, double *vm_joules,
          struct attrib_result *res)
@@ -158,7 +118,7 @@ attrib_split(const struct attrib_input *in, double *vm_joules,
             f = in->dom_freq_khz[in->model->cpu_domain[v->cpu]];
         }
         w = (double) ns * 1e-9
-            * attrib_busy_power_mw(in->model, v->cpu, f) * 1e-3;
+            * pol_model_busy_mw(in->model, v->cpu, f) * 1e-3;
         vm_joules[v->vm] += w;
         b += w;
     }

@@ -68,12 +68,6 @@ struct attrib_result {
     double host_joules;      /* Part of the "_host" pseudo-VM. */
 };
 
-/* Busy power (mW) of one physical core of 'cpu''s domain at 'freq_khz'
- * (linear between operating points, clamped; 0 = the nominal point).
- * 'cpu' < 0 or out of range means domain 0. */
-double attrib_busy_power_mw(const struct pol_model *m, int cpu,
-                            uint32_t freq_khz);
-
 /* Writes into 'vm_joules' (caller-owned, room for in->n_vms; overwritten,
  * not accumulated) each VM's share of in->host_joules, and the _host part
  * and the split into 'res' (may be NULL).  Returns 0; -EINVAL if 'in' or

@@ -44,6 +44,21 @@ pol_opp_power_mw(const struct pol_domain *d, uint32_t freq_khz)
 }
 
 double
+pol_model_busy_mw(const struct pol_model *m, int cpu, uint32_t freq_khz)
+{
+    unsigned di = 0;
+
+    if (!m || !m->n_domains) {
+        return 0;
+    }
+    if (cpu >= 0 && (unsigned) cpu < m->n_cpus && cpu < POL_MAX_CPUS) {
+        di = m->cpu_domain[cpu];
+    }
+    return pol_opp_power_mw(&m->domains[di < m->n_domains ? di : 0],
+                            freq_khz);
+}
+
+double
 pol_opp_cluster_mw(const struct pol_domain *d, uint32_t freq_khz)
 {
     const struct pol_opp *o = d->opps;

@@ -101,6 +101,13 @@ int pol_model_parse(struct pol_model *m, const char *text,
 uint32_t pol_model_capacity_at(const struct pol_model *m, unsigned cpu,
                                uint32_t freq_khz);
 
+/* Busy power (mW) of one physical core of 'cpu''s domain at 'freq_khz'
+ * (linear between operating points, clamped to the first and last; the
+ * nominal point's when freq_khz is 0).  A negative or out-of-range
+ * 'cpu' means domain 0; 0 for a model without domains or points. */
+double pol_model_busy_mw(const struct pol_model *m, int cpu,
+                         uint32_t freq_khz);
+
 /* Index of the deepest idle state of 'cpu''s domain whose exit latency is
  * at most 'latency_us' (0 = no bound: the deepest). Never below 0. */
 unsigned pol_model_idle_for_latency(const struct pol_model *m, unsigned cpu,

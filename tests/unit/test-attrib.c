@@ -68,12 +68,12 @@ test_busy_power_interpolates(void **unused)
     struct pol_model m;
 
     small_model(&m, 2);
-    assert_true(fabs(attrib_busy_power_mw(&m, 0, 1000000) - 1000) < 1e-9);
-    assert_true(fabs(attrib_busy_power_mw(&m, 0, 1500000) - 2000) < 1e-9);
-    assert_true(fabs(attrib_busy_power_mw(&m, 1, 0) - 3000) < 1e-9);
-    assert_true(fabs(attrib_busy_power_mw(&m, 1, 500000) - 1000) < 1e-9);
-    assert_true(fabs(attrib_busy_power_mw(&m, 1, 9000000) - 3000) < 1e-9);
-    assert_true(fabs(attrib_busy_power_mw(&m, -1, 0) - 3000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, 0, 1000000) - 1000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, 0, 1500000) - 2000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, 1, 0) - 3000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, 1, 500000) - 1000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, 1, 9000000) - 3000) < 1e-9);
+    assert_true(fabs(pol_model_busy_mw(&m, -1, 0) - 3000) < 1e-9);
 }
 
 /* Same run time, different operating points: shares follow power, not
