@@ -1788,8 +1788,8 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             }
             mw = evaluate(st, in, &usable, kc, j, st->tmp);
             /* From a feasible plan: a smaller pool when it costs no
-             * more (within 0.1 %: consolidation frees cores), anything
-             * else for a real saving only. */
+             * more (within GAIN_PPM, 1 %: consolidation frees cores),
+             * anything else for a real saving only. */
             if (keep_ok ? (kc < kp ? ctl_mw(st, mw) * 1000000
                                      <= ctl_mw(st, keep_mw)
                                         * (1000000 + GAIN_PPM)
