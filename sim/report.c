@@ -158,6 +158,37 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     }
 }
 
+/* Work some policies never ran: still waiting when the replay ends, so
+ * absent from their energy.  Printed with what finishing it would cost
+ * at the model's cheapest rate, so a reader can see that it does not
+ * explain away an energy difference (or that it does). */
+static void
+text_left(FILE *f, const struct sim_result *res)
+{
+    bool any = false;
+
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        const struct sim_row *r = &res->rows[p];
+
+        if (!r->ran || r->left_pct < 0.01 || sim_pol_is_variant(p)) {
+            continue;
+        }
+        if (!any) {
+            fprintf(f, "work still waiting at the end (not run, not in "
+                    "energy_J; +J = finishing it at the model's cheapest "
+                    "rate):");
+            any = true;
+        }
+        fprintf(f, " %s %.2f%% (+%.0f J, x%.4f)", sim_pol_name(p),
+                r->left_pct, r->left_finish_j,
+                r->energy_j > 0 ? (r->energy_j + r->left_finish_j)
+                                  / r->energy_j : 0);
+    }
+    if (any) {
+        fprintf(f, "\n");
+    }
+}
+
 void
 report_text(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
@@ -219,6 +250,7 @@ report_text(FILE *f, const struct report_info *ri,
         }
         fprintf(f, "\n");
     }
+    text_left(f, res);
     if (ri->ts && ri->vm_policy) {
         text_mix(f, ri, res);
     }
@@ -338,6 +370,9 @@ report_json(FILE *f, const struct report_info *ri,
         json_object_object_add(o, "captured_pct", num(captured(res, p)));
         if (p != SIM_P_LOWER) {
             json_object_object_add(o, "unmet_pct", num(r->unmet_pct));
+            json_object_object_add(o, "left_pct", num(r->left_pct));
+            json_object_object_add(o, "left_finish_j",
+                                   num(r->left_finish_j));
             json_object_object_add(o, "ready_p50_pct",
                                    num(r->ready_p50_pct));
             json_object_object_add(o, "ready_p99_pct",

@@ -358,6 +358,34 @@ run_steps(void *arg)
     return NULL;
 }
 
+double
+sim_finish_mj_per_unit_s(const struct pol_model *m)
+{
+    double best = 0;
+    double smt = m->smt_capacity_pct > 100 ? m->smt_capacity_pct / 100.0
+                                           : 1.0;
+
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+        double idle = d->n_idle ? d->idle[d->n_idle - 1].power_mw : 0;
+
+        for (unsigned j = 0; j < d->n_opps && j <= d->nominal_opp; j++) {
+            const struct pol_opp *op = &d->opps[j];
+            double mj;
+
+            if (!op->capacity) {
+                continue;
+            }
+            mj = (op->busy_mw > idle ? op->busy_mw - idle : 0)
+                 / (op->capacity * smt);
+            if (best == 0 || mj < best) {
+                best = mj;
+            }
+        }
+    }
+    return best;
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -590,6 +618,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (int p = 0; p < SIM_P_LOWER; p++) {
         struct sim_row *r = &res->rows[p];
         double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
+        double left = 0;
         uint64_t pins = 0, freqs = 0;
 
         if (!r->ran) {
@@ -606,11 +635,17 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             }
             dem += h->demand_work;
             unmet += h->unmet_work;
+            for (size_t v = 0; v < h->n_vcpus; v++) {
+                left += h->backlog[v];
+            }
             pins += h->pin_changes;
             freqs += h->freq_changes;
             act += h->active_cpu_s;
         }
         r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
+        r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
+        /* Backlog is in capacity-unit seconds. */
+        r->left_finish_j = left * sim_finish_mj_per_unit_s(o->m) / 1000.0;
         r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
         r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
         r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;

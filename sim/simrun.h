@@ -113,6 +113,15 @@ struct sim_row {
                                    * pol_load_update(), busy time at its
                                    * CPU's capacity, in nominal-vCPU
                                    * seconds, all hosts. */
+    /* Appended (work left at the end): */
+    double left_pct;              /* % of demanded work still waiting when
+                                   * the replay ends (part of unmet_pct:
+                                   * never served, so never charged). */
+    double left_finish_j;         /* What running that work would cost at
+                                   * the model's cheapest rate per unit of
+                                   * work (sim_finish_mj_per_unit_s()): a
+                                   * lower bound, in the policy's favour;
+                                   * not included in energy_j. */
 };
 
 struct sim_result {
@@ -127,6 +136,13 @@ struct sim_result {
      * NULL for the lower bound and policies that did not run). */
     struct sim_vm_row *vm_rows[SIM_N_POL];
 };
+
+/* The least energy (mJ) one capacity unit of work for one second can
+ * cost on 'm': over every domain's non-turbo points, busy power less the
+ * deepest idle state's (the idle power the work displaces), divided by
+ * the capacity of a core with every thread busy (SMT counted).  Charges
+ * work a policy left undone as cheaply as any plan could run it. */
+double sim_finish_mj_per_unit_s(const struct pol_model *m);
 
 /* Runs the simulation.  Returns 0, or a negative errno with a message in
  * 'err' (e.g. pol_decide() failing).  'res' is caller-owned; release

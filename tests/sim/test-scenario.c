@@ -12,6 +12,7 @@
 
 #include <config.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,6 +94,21 @@ main(void)
                 fail_count++;
             }
         }
+    }
+    /* Work left at the end is part of the unmet work, and finishing it
+     * is charged at the server model's cheapest rate: C6 100 mW
+     * displaced, (1769 - 100) mW / (410 x 1.25) at 1 GHz with both
+     * threads = 3.2566 mJ per capacity-unit second. */
+    CHECK(fabs(sim_finish_mj_per_unit_s(&model) - 3.2566) < 1e-3);
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        const struct sim_row *r = &a.rows[p];
+
+        if (!r->ran) {
+            continue;
+        }
+        CHECK(r->left_pct >= 0 && r->left_pct <= r->unmet_pct + 1e-9);
+        CHECK(r->left_finish_j >= 0);
+        CHECK((r->left_pct > 0) == (r->left_finish_j > 0));
     }
     CHECK(a.rows[SIM_P_VPOWER].energy_j
           <= a.rows[SIM_P_PERFORMANCE].energy_j);
