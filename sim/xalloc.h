@@ -2,8 +2,10 @@
  *
  * The simulator sizes every table once, from the trace and the model,
  * before it runs; running out of memory there leaves nothing sensible to
- * report, so these abort instead of returning NULL.  Never used by
- * vpowerd or policy/ (a daemon must not abort on a failed allocation). */
+ * report, so this aborts instead of returning NULL (as manager/util.h's
+ * xcalloc() does for the daemon).  A copy of its own because sim/ links
+ * policy/ but not manager/; policy/ itself never aborts (its create
+ * functions return NULL and their callers decide). */
 #ifndef VPOWER_SIM_XALLOC_H
 #define VPOWER_SIM_XALLOC_H
 
