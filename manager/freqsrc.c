@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manager/sysfs.h"
 #include "manager/util.h"
 
 #define LOG_MODULE "freqsrc"
@@ -41,25 +42,9 @@ static int
 read_u32_file(const char *path, uint32_t *out)
 {
     char buf[32];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -errno;
-    }
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    int saved = errno;
-    close(fd);
-    if (n <= 0) {
-        return n < 0 ? -saved : -EINVAL;
-    }
-    buf[n] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(buf, &end, 10);
-    if (errno || end == buf || (*end && *end != '\n') || v > UINT32_MAX) {
-        return -EINVAL;
-    }
-    *out = (uint32_t) v;
-    return 0;
+    int r = sysfs_read_file(path, buf, sizeof buf);
+
+    return r < 0 ? r : sysfs_parse_u32(buf, out);
 }
 
 static int

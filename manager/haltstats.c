@@ -11,11 +11,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "manager/sysfs.h"
 
 uint64_t
 halt_adjusted_busy_ns(uint64_t busy_ns, uint64_t poll_success_ns_delta,
@@ -103,29 +103,14 @@ static int
 read_u64(const char *dir, const char *name, uint64_t *out)
 {
     char path[600], buf[32];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -errno;
+    int r;
+
+    if (snprintf(path, sizeof path, "%s/%s", dir, name)
+        >= (int) sizeof path) {
+        return -ENAMETOOLONG;
     }
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    int saved = errno;
-    close(fd);
-    if (n <= 0) {
-        return n < 0 ? -saved : -EINVAL;
-    }
-    buf[n] = '\0';
-    if (!isdigit((unsigned char) buf[0])) {
-        return -EINVAL;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (errno || (*end && strcmp(end, "\n") != 0)) {
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
+    r = sysfs_read_file(path, buf, sizeof buf);
+    return r < 0 ? r : sysfs_parse_u64(buf, out);
 }
 
 int

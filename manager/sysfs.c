@@ -55,15 +55,23 @@ int
 sysfs_read(const char *root, const char *rel, char *buf, size_t len)
 {
     char path[SYSFS_PATH_MAX];
-    size_t got = 0;
-    int fd, error;
+    int error;
 
     if (len < 2) {
         return -EINVAL;
     }
     error = build_path(path, root, rel);
-    if (error) {
-        return error;
+    return error ? error : sysfs_read_file(path, buf, len);
+}
+
+int
+sysfs_read_file(const char *path, char *buf, size_t len)
+{
+    size_t got = 0;
+    int fd, error;
+
+    if (len < 2) {
+        return -EINVAL;
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

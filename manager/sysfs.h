@@ -43,6 +43,12 @@ struct jnl;
  * in 'len' - 1 bytes, -ENAMETOOLONG, or the open/read errno. */
 int sysfs_read(const char *root, const char *rel, char *buf, size_t len);
 
+/* The same for a whole path (for /proc, /sys/class and /run files outside
+ * the CPU tree): 'path' into 'buf', one trailing newline removed; the
+ * length, -EOVERFLOW if the content does not fit in 'len' - 1 bytes,
+ * -EINVAL on a NUL byte or 'len' < 2, or the open/read errno. */
+int sysfs_read_file(const char *path, char *buf, size_t len);
+
 /* Writes 'value' (a newline is not added) to 'root'/'rel' with one
  * write(); a short write is -EIO.  The file must exist (no O_CREAT). */
 int sysfs_write(const char *root, const char *rel, const char *value);

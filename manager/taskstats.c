@@ -35,6 +35,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include "manager/sysfs.h"
 #include "manager/util.h"
 
 #define LOG_MODULE "taskstats"
@@ -51,23 +52,6 @@ struct ts_source {
     int family;
     char fallback[160];
 };
-
-static int
-read_small_file(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -errno;
-    }
-    ssize_t n = read(fd, buf, len - 1);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        return -saved;
-    }
-    buf[n] = '\0';
-    return 0;
-}
 
 static int
 ts_open_netlink(struct ts_source *s, char *err, size_t errlen)
@@ -212,7 +196,7 @@ ts_read_schedstat(struct ts_source *s, pid_t tid, uint64_t *run_ns,
     char path[512], buf[128];
     snprintf(path, sizeof path, "%s/%d/task/%d/schedstat", s->proc_root,
              (int) tid, (int) tid);
-    int r = read_small_file(path, buf, sizeof buf);
+    int r = sysfs_read_file(path, buf, sizeof buf);
     if (r == -ENOENT) {
         return -ESRCH;
     } else if (r < 0) {
@@ -369,7 +353,7 @@ ts_delayacct_state(const char *proc_root)
     char path[512], buf[32];
     snprintf(path, sizeof path, "%s/sys/kernel/task_delayacct",
              proc_root ? proc_root : "/proc");
-    int r = read_small_file(path, buf, sizeof buf);
+    int r = sysfs_read_file(path, buf, sizeof buf);
     if (r < 0) {
         return r;
     }
@@ -427,7 +411,7 @@ vcpu_tids_at(const char *proc_root, pid_t qemu_pid, pid_t *tids,
         }
         char cpath[640], comm[64];
         snprintf(cpath, sizeof cpath, "%s/%ld/comm", path, tid);
-        if (read_small_file(cpath, comm, sizeof comm) < 0) {
+        if (sysfs_read_file(cpath, comm, sizeof comm) < 0) {
             continue;           /* Thread exited meanwhile. */
         }
         comm[strcspn(comm, "\n")] = '\0';
@@ -468,7 +452,7 @@ qemu_pid_of(const char *run_dir, const char *name, pid_t *pid)
     char path[512], buf[32];
     snprintf(path, sizeof path, "%s/%s.pid",
              run_dir ? run_dir : "/run/libvirt/qemu", name);
-    int r = read_small_file(path, buf, sizeof buf);
+    int r = sysfs_read_file(path, buf, sizeof buf);
     if (r < 0) {
         return r;
     }

@@ -29,6 +29,7 @@
 #include <netlink/socket.h>
 
 #include "manager/sched.h"
+#include "manager/sysfs.h"
 #include "manager/util.h"
 #include "policy/cpuset.h"
 
@@ -50,20 +51,15 @@ struct thermal {
     struct thermal_counts counts;
 };
 
+/* The first line of a sysfs file (thermal attributes are one value). */
 static int
 read_text(const char *path, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -errno;
+    int r = sysfs_read_file(path, buf, len);
+
+    if (r < 0) {
+        return r;
     }
-    ssize_t n = read(fd, buf, len - 1);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        return -saved;
-    }
-    buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     return 0;
 }

@@ -151,6 +151,21 @@ test_read_bounded(void **state)
     memset(big, 'a', sizeof big - 1);
     assert_int_equal(sysfs_read(root, big, buf, sizeof buf), -ENAMETOOLONG);
     assert_int_equal(sysfs_write(root, "nope", "1"), -ENOENT);
+    /* The whole-path form (used for /proc, /sys/class and /run files)
+     * has the same bounds. */
+    {
+        char path[4096];
+
+        snprintf(path, sizeof path, "%s/seven", root);
+        assert_int_equal(sysfs_read_file(path, buf, sizeof buf), 7);
+        assert_string_equal(buf, "1234567");
+        snprintf(path, sizeof path, "%s/eight", root);
+        assert_int_equal(sysfs_read_file(path, buf, sizeof buf),
+                         -EOVERFLOW);
+        snprintf(path, sizeof path, "%s/nope", root);
+        assert_int_equal(sysfs_read_file(path, buf, sizeof buf), -ENOENT);
+        assert_int_equal(sysfs_read_file(path, buf, 1), -EINVAL);
+    }
     fx_rmtree(root);
 }
 
