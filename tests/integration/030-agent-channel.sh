@@ -29,7 +29,6 @@ VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
 
 B=$VPOWER_BUILDDIR
-S=$VPOWER_SRCDIR
 for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile agent/gch-testhost; do
     [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
 done
@@ -44,24 +43,7 @@ host_cleanup() {
 trap 'rc=$?; set +e; host_cleanup; (exit $rc); vp_cleanup' EXIT
 
 # Guest image: the harness's, plus the agent tools in /bin.
-mkdir -p "$VP_GUEST_DIR/extra"
-shared=$VPOWER_BUILDDIR/tests/integration/guest/debs
-if [ -d "$shared" ]; then
-    # Reuse downloaded packages (hard links; build-guest.sh's find does
-    # not follow a symlinked directory).
-    [ -L "$VP_GUEST_DIR/debs" ] && rm -f "$VP_GUEST_DIR/debs"
-    mkdir -p "$VP_GUEST_DIR/debs"
-    for deb in "$shared"/*.deb; do
-        [ -e "$deb" ] || continue
-        [ -e "$VP_GUEST_DIR/debs/${deb##*/}" ] ||
-            cp -l "$deb" "$VP_GUEST_DIR/debs/" 2>/dev/null ||
-            cp "$deb" "$VP_GUEST_DIR/debs/"
-    done
-fi
-cp "$S/agent/guest-agent-test.sh" "$VP_GUEST_DIR/extra/vpower-agent"
-cp "$B/agent/vpower-agent" "$VP_GUEST_DIR/extra/vpower-agent-bin"
-cp "$B/agent/vpower-hint" "$VP_GUEST_DIR/extra/vpower-hint"
-cp "$B/agent/gch-hostile" "$VP_GUEST_DIR/extra/vpower-gch-hostile"
+vp_agent_guest_files
 
 vpd_lock
 vp_services_up

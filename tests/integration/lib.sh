@@ -120,6 +120,36 @@ vp_build_guest() {
     vp_log "guest image ready in $((SECONDS - t0)) s: $VP_GUEST_DIR"
 }
 
+# vp_agent_guest_files: before vp_build_guest, puts the guest-agent tools
+# (the agent's test wrapper, vpower-agent, vpower-hint, gch-hostile, from
+# the build tree) into $VP_GUEST_DIR/extra, and hard-links the packages the
+# plain guest image already downloaded, so the agent image does not fetch
+# them again (build-guest.sh's find does not follow a symlinked debs/).
+vp_agent_guest_files() {
+    local shared=$VPOWER_BUILDDIR/tests/integration/guest/debs deb f
+    for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile; do
+        [ -x "$VPOWER_BUILDDIR/$f" ] ||
+            vp_error "$VPOWER_BUILDDIR/$f not built (make check builds it)"
+    done
+    mkdir -p "$VP_GUEST_DIR/extra"
+    if [ -d "$shared" ]; then
+        [ -L "$VP_GUEST_DIR/debs" ] && rm -f "$VP_GUEST_DIR/debs"
+        mkdir -p "$VP_GUEST_DIR/debs"
+        for deb in "$shared"/*.deb; do
+            [ -e "$deb" ] || continue
+            [ -e "$VP_GUEST_DIR/debs/${deb##*/}" ] ||
+                cp -l "$deb" "$VP_GUEST_DIR/debs/" 2>/dev/null ||
+                cp "$deb" "$VP_GUEST_DIR/debs/"
+        done
+    fi
+    cp "$VPOWER_SRCDIR/agent/guest-agent-test.sh" \
+        "$VP_GUEST_DIR/extra/vpower-agent"
+    cp "$VPOWER_BUILDDIR/agent/vpower-agent" "$VP_GUEST_DIR/extra/vpower-agent-bin"
+    cp "$VPOWER_BUILDDIR/agent/vpower-hint" "$VP_GUEST_DIR/extra/vpower-hint"
+    cp "$VPOWER_BUILDDIR/agent/gch-hostile" \
+        "$VP_GUEST_DIR/extra/vpower-gch-hostile"
+}
+
 # ---------------------------------------------------------------- guests
 
 # vp_dom NAME: the libvirt domain name of test guest NAME.
