@@ -361,7 +361,7 @@ run_steps(void *arg)
 double
 sim_finish_mj_per_unit_s(const struct pol_model *m)
 {
-    double best = 0;
+    double best = -1;
     double smt = m->smt_capacity_pct > 100 ? m->smt_capacity_pct / 100.0
                                            : 1.0;
 
@@ -378,12 +378,12 @@ sim_finish_mj_per_unit_s(const struct pol_model *m)
             }
             mj = (op->busy_mw > idle ? op->busy_mw - idle : 0)
                  / (op->capacity * smt);
-            if (best == 0 || mj < best) {
+            if (best < 0 || mj < best) {
                 best = mj;
             }
         }
     }
-    return best;
+    return best < 0 ? 0 : best;
 }
 
 int
