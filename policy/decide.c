@@ -1918,10 +1918,10 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     plan->n_vms = in->n_vms;
     plan->n_vcpus = in->n_vcpus;
     evaluate(st, in, &usable, k, l, plan);
+    race_to_idle(st, in, &usable, plan);
     /* A core below the level is a bet on its recent load: decide every
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */
-    race_to_idle(st, in, &usable, plan);
     unstable |= trim_pool(st, in, &usable, k, s_full, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {

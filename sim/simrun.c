@@ -434,7 +434,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         hs->vms = sim_xcalloc(hs->n_vms, sizeof *hs->vms);
         hs->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
         hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
-                             sizeof *hs->demand);
+                                 sizeof *hs->demand);
         for (size_t i = k; i < ts->n_vms; i += H) {
             struct pol_vm *pv = &hs->vms[lm];
 
@@ -487,7 +487,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (int p = 0; p < SIM_P_LOWER; p++) {
         if (hosts[0].inst[p].h) {
             ready[p] = sim_xcalloc(total_vcpus * ts->n_intervals,
-                               sizeof *ready[p]);
+                                   sizeof *ready[p]);
             res->rows[p].ran = true;
             res->vm_rows[p] = sim_xcalloc(ts->n_vms, sizeof *res->vm_rows[p]);
         }
@@ -576,7 +576,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                  * backlog carries on (sim/exec.h). */
                 if (!late) {
                     late = sim_xcalloc(total_vcpus ? total_vcpus : 1,
-                                   sizeof *late);
+                                       sizeof *late);
                 }
                 exec_interval_end(h, ready[p] + off, late);
                 for (size_t v = 0; v < hs->n_vcpus; v++) {
@@ -614,7 +614,10 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         goto out;
     }
 
-    /* Totals. */
+    /* Totals.  Work left at the end is charged at one rate: backlog is
+     * in capacity-unit seconds, the rate in mJ per such unit. */
+    double finish_mj = sim_finish_mj_per_unit_s(o->m);
+
     for (int p = 0; p < SIM_P_LOWER; p++) {
         struct sim_row *r = &res->rows[p];
         double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
@@ -644,8 +647,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         }
         r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
         r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
-        /* Backlog is in capacity-unit seconds. */
-        r->left_finish_j = left * sim_finish_mj_per_unit_s(o->m) / 1000.0;
+        r->left_finish_j = left * finish_mj / 1000.0;
         r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
         r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
         r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;

@@ -24,7 +24,6 @@
 
 static struct pol_model model;
 
-
 int
 main(void)
 {
