@@ -1,5 +1,5 @@
-/* tests/sim/server-model.h -- Loads the shipped server energy model for
- * the simulator tests.
+/* tests/sim/server-model.h -- The shipped server energy model and the
+ * trace day the simulator tests run on.
  *
  * The tests run from the build tree; VPOWER_SRCDIR (set by the test
  * harness) names the source tree that holds config/models/. */
@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 
@@ -45,6 +46,30 @@ load_server_model(struct pol_model *m)
     free(text);
     fclose(f);
     return rc;
+}
+
+/* The PlanetLab day the simulator tests replay: $VPOWER_SIM_TRACE if
+ * set, else the shared data beside the source tree
+ * ($VPOWER_SRCDIR/../shared/..., as make bench uses), else the shared
+ * data of this project's machines (/work/shared, also reached from a
+ * distcheck tree).  'buf' holds the built path; the result may not
+ * exist (callers skip then). */
+static inline const char *
+test_trace_day(char *buf, size_t len)
+{
+    static const char day[] = "shared/data/traces/planetlab-cloudsim/20110303";
+    const char *env = getenv("VPOWER_SIM_TRACE");
+    const char *src = getenv("VPOWER_SRCDIR");
+
+    if (env) {
+        return env;
+    }
+    if (src && snprintf(buf, len, "%s/../%s", src, day) < (int) len
+        && access(buf, R_OK) == 0) {
+        return buf;
+    }
+    snprintf(buf, len, "/work/%s", day);
+    return buf;
 }
 
 #endif /* tests/sim/server-model.h */

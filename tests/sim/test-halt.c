@@ -35,8 +35,6 @@
 #include "tests/sim/check.h"
 #include "tests/sim/server-model.h"
 
-#define TRACE_DIR "/work/shared/data/traces/planetlab-cloudsim/20110303"
-
 static struct pol_model model;
 
 /* Highest busy power of one core (any domain, any OPP), W. */
@@ -311,7 +309,8 @@ out:
 int
 main(void)
 {
-    const char *dir = getenv("VPOWER_SIM_TRACE");
+    char dirbuf[4096];
+    const char *dir = test_trace_day(dirbuf, sizeof dirbuf);
 
     if (load_server_model(&model)) {
         return 99;
@@ -319,7 +318,6 @@ main(void)
 
     test_expect();
     test_exec();
-    dir = dir ? dir : TRACE_DIR;
     if (access(dir, R_OK)) {
         printf("note: %s not available: sim_run part skipped\n", dir);
     } else {

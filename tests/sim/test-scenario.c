@@ -24,8 +24,6 @@
 #include "tests/sim/check.h"
 #include "tests/sim/server-model.h"
 
-#define TRACE_DIR "/work/shared/data/traces/planetlab-cloudsim/20110303"
-
 static struct pol_model model;
 
 static char *
@@ -61,14 +59,13 @@ run_json(const struct trace_set *ts, uint64_t seed, struct sim_result *res)
 int
 main(void)
 {
-    const char *dir = getenv("VPOWER_SIM_TRACE");
-    char err[512];
+    char dirbuf[4096], err[512];
+    const char *dir = test_trace_day(dirbuf, sizeof dirbuf);
     struct trace_opts to = { 20, 24, 1 };
     struct trace_set ts;
     struct sim_result a, b, c;
     char *ja, *jb, *jc;
 
-    dir = dir ? dir : TRACE_DIR;
     if (access(dir, R_OK)) {
         printf("SKIP: %s not available\n", dir);
         return 77;
