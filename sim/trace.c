@@ -185,6 +185,12 @@ trace_read_file_max(const char *dir, const char *name, size_t max,
     return 0;
 }
 
+size_t
+trace_bom_len(const char *text, size_t len)
+{
+    return len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3) ? 3 : 0;
+}
+
 void
 trace_spread(struct rng *r, double busy, uint32_t n, uint32_t *out_ppm)
 {

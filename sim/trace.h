@@ -111,6 +111,11 @@ int trace_read_file_max(const char *dir, const char *name, size_t max,
                         char **text, size_t *len, char *err,
                         size_t errlen);
 
+/* Length of the UTF-8 byte-order mark at the start of 'text' (3), or 0.
+ * Spreadsheet exports of CSV traces start with one; it is not data, so
+ * the text readers skip it before the first line. */
+size_t trace_bom_len(const char *text, size_t len);
+
 /* ---- Spreading a VM's demand over its vCPUs (sim/trace.c) ----------
  *
  * Traces of multi-vCPU VMs give the VM's total ('busy' vCPUs, 0..n).

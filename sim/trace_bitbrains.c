@@ -62,7 +62,7 @@ bb_probe(const char *dir)
         return false;
     }
     if (!trace_read_file(dir, names[0], &text, &len, err, sizeof err)) {
-        yes = !strncmp(text, "Timestamp", 9);
+        yes = !strncmp(text + trace_bom_len(text, len), "Timestamp", 9);
         free(text);
     }
     trace_names_free(names, (size_t) n);
@@ -240,7 +240,8 @@ bb_load(const char *dir, const struct trace_opts *opts,
         rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
                                  &text, &len, err, errlen);
         if (!rc) {
-            rc = bb_parse(path, text, &bf[i], err, errlen);
+            rc = bb_parse(path, text + trace_bom_len(text, len), &bf[i],
+                          err, errlen);
             free(text);
         }
         if (!rc && bf[i].ts[0] < t0) {

@@ -132,8 +132,12 @@ pl_load(const char *dir, const struct trace_opts *opts,
         }
         /* The whole file is validated even if fewer intervals are used:
          * a broken file is rejected, not half-read. */
-        rc = trace_planetlab_parse(path, text, len, pct, PL_LINES,
-                                   err, errlen);
+        {
+            size_t b = trace_bom_len(text, len);
+
+            rc = trace_planetlab_parse(path, text + b, len - b, pct,
+                                       PL_LINES, err, errlen);
+        }
         free(text);
         if (rc) {
             break;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/burst.h"
 #include "sim/rng.h"
@@ -198,6 +199,91 @@ test_bitbrains(void)
     expect_bb_error("bb-neg", "/bb-neg/x.csv:2:", "field 4 is negative");
     /* A last line cut in the middle is rejected, not half-read. */
     expect_bb_error("bb-trunc", "/bb-trunc/x.csv:3:", "fields");
+}
+
+/* Writes 'n' bytes of 'text' to 'dir'/'name'. */
+static void
+put_file(const char *dir, const char *name, const char *text, size_t n)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fwrite(text, 1, n, f) == n);
+        CHECK(fclose(f) == 0);
+    }
+}
+
+/* Spreadsheet exports: a UTF-8 byte-order mark before the header and
+ * CRLF line ends are read as the same data; a BOM anywhere else is
+ * still an error. */
+static void
+test_bom(void)
+{
+    static const char bom[] = "\xef\xbb\xbf";
+    static const char bb[] =
+        "Timestamp [ms];\tCPU cores;\tCPU capacity provisioned [MHZ];"
+        "\tCPU usage [MHZ];\tCPU usage [%]\r\n"
+        "1372630104;\t2;\t2600.0;\t2600.0;\t50.0\r\n"
+        "1372630404;\t2;\t2600.0;\t1300.0;\t25.0\r\n";
+    char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", err[512] = "", buf[8192];
+    char *dir = mkdtemp(tmpl);
+    struct trace_opts o = { 0, 2, 1, 0 };
+    struct trace_set ts;
+    uint32_t pct[288];
+    size_t n = 0;
+    int rc;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    memcpy(buf, bom, 3);
+    memcpy(buf + 3, bb, sizeof bb - 1);
+    put_file(dir, "v.csv", buf, 3 + sizeof bb - 1);
+    CHECK(trace_reader_find("auto", dir) == &trace_bitbrains);
+    rc = trace_bitbrains.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0);
+    if (!rc) {
+        CHECK(ts.n_vms == 1 && ts.vms[0].n_vcpus == 2);
+        CHECK(ts.vms[0].demand_ppm[0] + ts.vms[0].demand_ppm[1] == 2000000);
+        trace_set_free(&ts);
+    } else {
+        fprintf(stderr, "  %s\n", err);
+    }
+    snprintf(buf, sizeof buf, "%s/v.csv", dir);
+    CHECK(unlink(buf) == 0);
+
+    memcpy(buf, bom, 3);
+    n = 3;
+    for (int i = 0; i < 288; i++) {
+        n += (size_t) snprintf(buf + n, sizeof buf - n, "%d\r\n", i % 101);
+    }
+    CHECK(trace_bom_len(buf, n) == 3 && trace_bom_len(buf + 3, n - 3) == 0);
+    put_file(dir, "pl", buf, n);
+    o.max_intervals = 0;
+    rc = trace_planetlab.load(dir, &o, &ts, err, sizeof err);
+    CHECK(rc == 0);
+    if (!rc) {
+        CHECK(ts.n_vms == 1 && ts.vms[0].demand_ppm[0] == 0
+              && ts.vms[0].demand_ppm[287] == 850000);
+        trace_set_free(&ts);
+    }
+    /* Inside the data it is not a number. */
+    {
+        static const char mid[] = "12\n\xef\xbb\xbf" "3\n";
+
+        err[0] = '\0';
+        rc = trace_planetlab_parse("pl", mid, sizeof mid - 1, pct, 2, err,
+                                   sizeof err);
+        CHECK(rc < 0 && strstr(err, "pl:2: not an integer") != NULL);
+    }
+    snprintf(buf, sizeof buf, "%s/pl", dir);
+    CHECK(unlink(buf) == 0);
+    CHECK(rmdir(dir) == 0);
 }
 
 /* Trap: gaps inside a file hold the previous value; after the last row
@@ -391,6 +477,7 @@ main(void)
     test_planetlab_bad();
     test_bitbrains();
     test_bitbrains_gap();
+    test_bom();
     test_spread();
     test_repeat();
     test_burst();
