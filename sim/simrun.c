@@ -3,7 +3,7 @@
  * For every trace interval: synthesise each vCPU's bursts once (shared by
  * all policies), then step every host one second at a time; at each of
  * vpower's decision instants, feed each policy what the execution model
- * measured and apply its new plan. */
+ * measured and apply its new plan (schedutil and DPDK: every step). */
 
 #include <config.h>
 
@@ -220,7 +220,23 @@ decide_vpower(const struct sim_opts *o, struct host *hs, int p,
     return 0;
 }
 
-/* vpower, then every baseline at vpower's instant. */
+/* Baseline 'p' plans from what its host measured, and the plan runs. */
+static void
+decide_baseline(const struct sim_opts *o, struct host *hs, int p, uint64_t t)
+{
+    struct inst *bi = &hs->inst[p];
+
+    if (!bi->h) {
+        return;
+    }
+    baseline_plan((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
+                  bi->plan);
+    thermal_apply(o, bi, t);
+    exec_apply(bi->h, bi->plan);
+}
+
+/* vpower, then every baseline at vpower's instant (schedutil and DPDK
+ * also plan between them, see run_steps()). */
 static int
 decide(const struct sim_opts *o, struct host *hs, uint64_t t,
        struct sim_result *res, char *err, size_t errlen)
@@ -232,15 +248,7 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
         return rc;
     }
     for (int p = SIM_P_PERFORMANCE; p <= SIM_P_NOVA; p++) {
-        struct inst *bi = &hs->inst[p];
-
-        if (!bi->h) {
-            continue;
-        }
-        baseline_plan((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
-                      bi->plan);
-        thermal_apply(o, bi, t);
-        exec_apply(bi->h, bi->plan);
+        decide_baseline(o, hs, p, t);
     }
     return 0;
 }
@@ -337,6 +345,14 @@ run_steps(void *arg)
 
             if (t >= hs->next_s) {
                 j->rc = decide(j->o, hs, t, &j->acc, j->err, sizeof j->err);
+            } else {
+                /* schedutil and DPDK's monitor run on their own clocks
+                 * (the kernel re-evaluates every few ms, DPDK's monitor
+                 * polls every 100 us): every step here, the model's
+                 * finest, so their rows do not depend on how often
+                 * vpower decides. */
+                decide_baseline(j->o, hs, SIM_P_SCHEDUTIL, t);
+                decide_baseline(j->o, hs, SIM_P_DPDK, t);
             }
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
                 struct inst *vi = &hs->inst[p];

@@ -2,9 +2,10 @@
  *
  * sim_run() replays one trace set, in virtual time with 1-second steps,
  * through vpower's pol_decide() and every baseline at once: the same
- * bursts, the same hosts, the same decision instants (those vpower asks
- * for with next_interval_ns, bounded to [1 s, 10 s]), the same execution
- * model and energy function.  VM i (in file-name order) goes to host
+ * bursts, the same hosts, the same execution model and energy function.
+ * vpower decides at the instants it asks for (next_interval_ns, bounded
+ * to [1 s, 10 s]), the static baselines with it; schedutil and DPDK's
+ * monitor, which run on their own clocks, plan at every 1 s step.  VM i (in file-name order) goes to host
  * i mod H.  It is the whole simulator minus option parsing and output, so
  * tests and the benchmark call it directly. */
 

@@ -7,7 +7,10 @@
  *  - vpower uses no more energy than the performance governor;
  *  - vpower leaves at most 1 % of the demand unmet;
  *  - the same seed gives byte-identical JSON, another seed different
- *    bursts and so different JSON.
+ *    bursts and so different JSON;
+ *  - no baseline's row depends on vpower: with every VM `powersave`
+ *    vpower decides differently (and at other instants), and every
+ *    baseline's energy and unmet demand stay exactly the same.
  * Skips (77) when the shared traces are not on this machine. */
 
 #include <config.h>
@@ -27,7 +30,8 @@
 static struct pol_model model;
 
 static char *
-run_json(const struct trace_set *ts, uint64_t seed, struct sim_result *res)
+run_json(const struct trace_set *ts, uint64_t seed,
+         const struct pol_vm_policy *vmp, struct sim_result *res)
 {
     struct sim_opts so;
     struct report_info ri = { "xeon-r640-2s", "20110303", "planetlab",
@@ -44,6 +48,7 @@ run_json(const struct trace_set *ts, uint64_t seed, struct sim_result *res)
     so.seed = seed;
     so.on_mean_s = 2.0;
     so.mask = SIM_MASK_POLICIES;
+    so.vm_policy = vmp;
     rc = sim_run(&so, res, err, sizeof err);
     if (rc) {
         fprintf(stderr, "sim_run: %s\n", err);
@@ -63,8 +68,9 @@ main(void)
     const char *dir = test_trace_day(dirbuf, sizeof dirbuf);
     struct trace_opts to = { 20, 24, 1 };
     struct trace_set ts;
-    struct sim_result a, b, c;
-    char *ja, *jb, *jc;
+    struct sim_result a, b, c, d;
+    struct pol_vm_policy *save;
+    char *ja, *jb, *jc, *jd;
 
     if (access(dir, R_OK)) {
         printf("SKIP: %s not available\n", dir);
@@ -78,9 +84,14 @@ main(void)
         return 99;
     }
 
-    ja = run_json(&ts, 1, &a);
-    jb = run_json(&ts, 1, &b);
-    jc = run_json(&ts, 2, &c);
+    ja = run_json(&ts, 1, NULL, &a);
+    jb = run_json(&ts, 1, NULL, &b);
+    jc = run_json(&ts, 2, NULL, &c);
+    save = calloc(ts.n_vms, sizeof *save);
+    for (size_t v = 0; save && v < ts.n_vms; v++) {
+        save[v].kind = POL_POWERSAVE;
+    }
+    jd = run_json(&ts, 1, save, &d);
     report_text(stdout, &(struct report_info) { "xeon-r640-2s", dir,
                 "planetlab", 1 }, &a);
 
@@ -113,10 +124,27 @@ main(void)
     CHECK(a.rows[SIM_P_LOWER].energy_j > 0);
     CHECK(!strcmp(ja, jb));
     CHECK(strcmp(ja, jc) != 0);
+    /* The baselines run on their own (schedutil and DPDK every step):
+     * another vpower leaves their rows exactly as they were. */
+    CHECK(d.rows[SIM_P_VPOWER].energy_j != a.rows[SIM_P_VPOWER].energy_j);
+    CHECK(d.n_decisions != a.n_decisions);
+    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_NOVA; p++) {
+        if (d.rows[p].energy_j != a.rows[p].energy_j
+            || d.rows[p].unmet_pct != a.rows[p].unmet_pct) {
+            fprintf(stderr, "%s depends on vpower: %.0f J / %.4f %% -> "
+                    "%.0f J / %.4f %%\n", sim_pol_name(p),
+                    a.rows[p].energy_j, a.rows[p].unmet_pct,
+                    d.rows[p].energy_j, d.rows[p].unmet_pct);
+            fail_count++;
+        }
+    }
 
     free(ja);
     free(jb);
     free(jc);
+    free(jd);
+    free(save);
+    sim_result_free(&d);
     sim_result_free(&a);
     sim_result_free(&b);
     sim_result_free(&c);
