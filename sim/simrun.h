@@ -5,9 +5,10 @@
  * bursts, the same hosts, the same execution model and energy function.
  * vpower decides at the instants it asks for (next_interval_ns, bounded
  * to [1 s, 10 s]), the static baselines with it; schedutil and DPDK's
- * monitor, which run on their own clocks, plan at every 1 s step.  VM i (in file-name order) goes to host
- * i mod H.  It is the whole simulator minus option parsing and output, so
- * tests and the benchmark call it directly. */
+ * monitor, which run on their own clocks, plan at every 1 s step.  VM i
+ * (in file-name order) goes to host i mod H.  It is the whole simulator
+ * minus option parsing and output, so tests and the benchmark call it
+ * directly. */
 
 #ifndef VPOWER_SIM_SIMRUN_H
 #define VPOWER_SIM_SIMRUN_H 1
