@@ -122,23 +122,23 @@ plan_pinned(const struct exec_host *h, struct pol_plan *plan,
 }
 
 void
-baseline_plan(enum baseline_kind kind, const struct exec_host *h,
-              struct pol_plan *plan)
+baseline_freqs(enum baseline_kind kind, const struct exec_host *h,
+               uint32_t *dom_freq_khz)
 {
     const struct pol_model *m = h->m;
     double period = h->period_s > 0 ? h->period_s : 1.0;
 
-    plan_common(h, plan);
     switch (kind) {
     case BL_PERFORMANCE:
+    case BL_NOVA:
         for (unsigned d = 0; d < m->n_domains; d++) {
-            plan->dom_freq_khz[d] = nominal_khz(&m->domains[d]);
+            dom_freq_khz[d] = nominal_khz(&m->domains[d]);
         }
         break;
 
     case BL_POWERSAVE:
         for (unsigned d = 0; d < m->n_domains; d++) {
-            plan->dom_freq_khz[d] = m->domains[d].opps[0].freq_khz;
+            dom_freq_khz[d] = m->domains[d].opps[0].freq_khz;
         }
         break;
 
@@ -159,10 +159,10 @@ baseline_plan(enum baseline_kind kind, const struct exec_host *h,
                 }
             }
             double next_khz = SU_MARGIN * nominal_khz(dom) * best;
-            plan->dom_freq_khz[d] = nominal_khz(dom);
+            dom_freq_khz[d] = nominal_khz(dom);
             for (unsigned o = 0; o <= dom->nominal_opp; o++) {
                 if (dom->opps[o].freq_khz >= next_khz) {
-                    plan->dom_freq_khz[d] = dom->opps[o].freq_khz;
+                    dom_freq_khz[d] = dom->opps[o].freq_khz;
                     break;
                 }
             }
@@ -170,7 +170,6 @@ baseline_plan(enum baseline_kind kind, const struct exec_host *h,
         break;
 
     case BL_DPDK:
-        plan_pinned(h, plan, false);
         /* Per core: the workload policy's MIN / MED / MAX levels, the
          * lowest that keeps the core at most 70% busy at the utilisation
          * measured over the last period; a shared clock takes the
@@ -196,11 +195,25 @@ baseline_plan(enum baseline_kind kind, const struct exec_host *h,
                     }
                 }
             }
-            plan->dom_freq_khz[d] = khz;
+            dom_freq_khz[d] = khz;
         }
         break;
 
-    case BL_NOVA: {
+    default:
+        break;
+    }
+}
+
+void
+baseline_plan(enum baseline_kind kind, const struct exec_host *h,
+              struct pol_plan *plan)
+{
+    const struct pol_model *m = h->m;
+
+    plan_common(h, plan);
+    if (kind == BL_DPDK) {
+        plan_pinned(h, plan, false);
+    } else if (kind == BL_NOVA) {
         struct cpuset used;
 
         plan_pinned(h, plan, true);
@@ -216,13 +229,6 @@ baseline_plan(enum baseline_kind kind, const struct exec_host *h,
                 cpuset_clr(&plan->active, c);
             }
         }
-        for (unsigned d = 0; d < m->n_domains; d++) {
-            plan->dom_freq_khz[d] = nominal_khz(&m->domains[d]);
-        }
-        break;
     }
-
-    default:
-        break;
-    }
+    baseline_freqs(kind, h, plan->dom_freq_khz);
 }

@@ -3,7 +3,9 @@
  * Each baseline is modelled from its documented behaviour (sources and
  * details in docs/baselines.md) and expressed as a 'struct pol_plan', so
  * it runs through the same execution model and energy accounting as
- * vpower.  Baselines decide at the same instants as vpower and see only
+ * vpower.  The simulator asks for a whole plan at vpower's instants and,
+ * for the baselines that run on clocks of their own (schedutil, DPDK's
+ * monitor), for new frequencies at every step in between.  They see only
  * what a real implementation would see: per-CPU utilisation measured by
  * the execution model. */
 
@@ -30,5 +32,12 @@ const char *baseline_name(enum baseline_kind);
  * which must have room for h->n_vms and h->n_vcpus. */
 void baseline_plan(enum baseline_kind kind, const struct exec_host *h,
                    struct pol_plan *plan);
+
+/* The frequency part of baseline_plan(): writes 'kind''s frequency for
+ * every domain of h->m into 'dom_freq_khz'.  Its pinning and active set
+ * never depend on measurements, so between whole plans this is all that
+ * changes. */
+void baseline_freqs(enum baseline_kind kind, const struct exec_host *h,
+                    uint32_t *dom_freq_khz);
 
 #endif /* sim/baseline.h */

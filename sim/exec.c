@@ -334,42 +334,30 @@ build_groups(struct exec_host *h)
     refresh_caps(h);
 }
 
-void
-exec_apply(struct exec_host *h, const struct pol_plan *plan)
+/* Sets each domain to 'req' (0 = keep its frequency); counts changes
+ * except on the first plan.  Whether any domain changed. */
+static bool
+set_freqs(struct exec_host *h, const uint32_t *req)
 {
-    const struct pol_model *m = h->m;
     struct pol_plan *p = h->plan;
-    uint32_t old_freq[POL_MAX_DOMAINS];
-    bool first = h->applied == 0;
+    bool changed = false;
 
-    bool sets_changed = first, freq_changed = false;
+    for (unsigned d = 0; d < h->m->n_domains; d++) {
+        uint32_t f = req[d] ? req[d] : p->dom_freq_khz[d];
 
-    memcpy(old_freq, p->dom_freq_khz, sizeof old_freq);
-    for (size_t v = 0; v < h->n_vcpus; v++) {
-        if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
-            h->pin_changes += !first;
-            sets_changed = true;
+        if (f != p->dom_freq_khz[d]) {
+            h->freq_changes += h->applied != 0;
+            changed = true;
         }
+        p->dom_freq_khz[d] = f;
     }
-    sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
-    pol_plan_copy(p, plan);
-    for (unsigned d = 0; d < m->n_domains; d++) {
-        if (!p->dom_freq_khz[d]) {
-            p->dom_freq_khz[d] = old_freq[d];
-        }
-        if (p->dom_freq_khz[d] != old_freq[d]) {
-            h->freq_changes += !first;
-            freq_changed = true;
-        }
-    }
-    memcpy(h->pol_idle_limit, p->idle_limit,
-           POL_MAX_CPUS * sizeof *h->pol_idle_limit);
-    /* Plans mostly repeat: rebuild only what changed. */
-    if (sets_changed) {
-        build_groups(h);
-    } else if (freq_changed) {
-        refresh_caps(h);
-    }
+    return changed;
+}
+
+/* A plan starts a new period: the per-decision accumulators restart. */
+static void
+period_reset(struct exec_host *h)
+{
     for (size_t v = 0; v < h->n_vcpus; v++) {
         h->busy_s[v] = 0;
         h->ready_s[v] = 0;
@@ -381,6 +369,45 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
     h->period_s = 0;
     halt_period_reset(h);
     h->applied++;
+}
+
+void
+exec_apply(struct exec_host *h, const struct pol_plan *plan)
+{
+    struct pol_plan *p = h->plan;
+    uint32_t old_freq[POL_MAX_DOMAINS];
+    bool first = h->applied == 0;
+    bool sets_changed = first, freq_changed;
+
+    memcpy(old_freq, p->dom_freq_khz, sizeof old_freq);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
+            h->pin_changes += !first;
+            sets_changed = true;
+        }
+    }
+    sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
+    pol_plan_copy(p, plan);
+    memcpy(p->dom_freq_khz, old_freq, sizeof old_freq);
+    freq_changed = set_freqs(h, plan->dom_freq_khz);
+    memcpy(h->pol_idle_limit, p->idle_limit,
+           POL_MAX_CPUS * sizeof *h->pol_idle_limit);
+    /* Plans mostly repeat: rebuild only what changed. */
+    if (sets_changed) {
+        build_groups(h);
+    } else if (freq_changed) {
+        refresh_caps(h);
+    }
+    period_reset(h);
+}
+
+void
+exec_apply_freqs(struct exec_host *h, const uint32_t *dom_freq_khz)
+{
+    if (set_freqs(h, dom_freq_khz)) {
+        refresh_caps(h);
+    }
+    period_reset(h);
 }
 
 static int

@@ -125,6 +125,12 @@ void exec_host_destroy(struct exec_host *);   /* NULL is fine. */
  * per-decision accumulators. */
 void exec_apply(struct exec_host *h, const struct pol_plan *plan);
 
+/* exec_apply() of a plan that differs from the applied one only in its
+ * frequencies 'dom_freq_khz' (one per domain, 0 = keep): the same
+ * counting and resets, without copying or comparing the allowed sets.
+ * For baselines that re-plan frequency every step. */
+void exec_apply_freqs(struct exec_host *h, const uint32_t *dom_freq_khz);
+
 /* Runs one 1-second step in which vCPU v's new demand is 'demand[v]'
  * (fraction of one nominal vCPU, 0..1), charging energy. */
 void exec_step(struct exec_host *h, const float *demand);

@@ -235,8 +235,25 @@ decide_baseline(const struct sim_opts *o, struct host *hs, int p, uint64_t t)
     exec_apply(bi->h, bi->plan);
 }
 
+/* Between whole plans: baseline 'p' sets new frequencies only (its pins
+ * and active set do not change), for the baselines on their own clock. */
+static void
+refresh_baseline(const struct sim_opts *o, struct host *hs, int p,
+                 uint64_t t)
+{
+    struct inst *bi = &hs->inst[p];
+
+    if (!bi->h) {
+        return;
+    }
+    baseline_freqs((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
+                   bi->plan->dom_freq_khz);
+    thermal_apply(o, bi, t);
+    exec_apply_freqs(bi->h, bi->plan->dom_freq_khz);
+}
+
 /* vpower, then every baseline at vpower's instant (schedutil and DPDK
- * also plan between them, see run_steps()). */
+ * also re-plan their frequencies between them, see run_steps()). */
 static int
 decide(const struct sim_opts *o, struct host *hs, uint64_t t,
        struct sim_result *res, char *err, size_t errlen)
@@ -351,8 +368,8 @@ run_steps(void *arg)
                  * polls every 100 us): every step here, the model's
                  * finest, so their rows do not depend on how often
                  * vpower decides. */
-                decide_baseline(j->o, hs, SIM_P_SCHEDUTIL, t);
-                decide_baseline(j->o, hs, SIM_P_DPDK, t);
+                refresh_baseline(j->o, hs, SIM_P_SCHEDUTIL, t);
+                refresh_baseline(j->o, hs, SIM_P_DPDK, t);
             }
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
                 struct inst *vi = &hs->inst[p];
