@@ -16,8 +16,15 @@
  * values repeat the last one given); run-queue delay is 0 unless the
  * vCPU's allowed set is shared with more busy than one CPU holds, then
  * the excess is reported as delay, which is what a real host shows.  The
- * file is re-read when its mtime changes, so a test can change the load
- * while vpowerd runs (domains are added or removed only on list()).
+ * file is re-read when it changes (mtime, size or inode), so a test can
+ * change the load while vpowerd runs.  Like libvirt, the driver reports
+ * domains that appear or vanish in the file as DRV_EV_STARTED/STOPPED:
+ * a timer looks at the file every DUMMY_POLL_NS (this is a test driver;
+ * the real one is told by libvirtd), and events are raised from a timer
+ * of their own, never from inside list(), which the daemon's resync on
+ * DRV_EV_STARTED calls.  A file that does not parse is reported and the
+ * last good one stays in force, as a hypervisor keeps its domains when
+ * one request is bad.
  * Pins start as "all host CPUs" and are kept in memory; every change is
  * logged and, if $VPOWER_DUMMY_STATE names a file, the whole pin table is
  * rewritten there ("name vcpuN CPULIST" and "name emulator CPULIST"
@@ -40,6 +47,7 @@
 #define LOG_MODULE "dummy-hv"
 
 #define DUMMY_MAX_VCPUS 64
+#define DUMMY_POLL_NS 500000000ull   /* Look at the file twice a second. */
 
 struct dummy_dom {
     struct drv_dom dom;
@@ -50,6 +58,7 @@ struct dummy_dom {
     struct cpuset emu;
     char metadata[1024];
     bool seen;                  /* Still in the file at the last read. */
+    bool reported;              /* Seen as of the last event raised. */
 };
 
 struct drv_hv {
@@ -58,8 +67,14 @@ struct drv_hv {
     struct dummy_dom *doms;
     size_t n_doms;
     struct cpuset all;
-    struct timespec mtime;
+    struct timespec mtime;      /* The file as last read: */
+    off_t size;
+    ino_t ino;
     uint64_t last_ns;
+    struct sched *sched;        /* NULL: no events (unit tests). */
+    drv_event_cb *cb;
+    void *aux;
+    uint64_t poll_timer, event_timer;
 };
 
 static uint32_t
@@ -200,6 +215,11 @@ parse_line(struct drv_hv *hv, char *line, char *err, size_t errlen)
     return 0;
 }
 
+static void raise_events(void *hv_);
+
+/* Reads the whole file; on a parse error the domains are left exactly as
+ * they were (a snapshot is put back), so a half-written or bad file
+ * never drops or changes a domain. */
 static int
 load_file(struct drv_hv *hv, char *err, size_t errlen)
 {
@@ -207,13 +227,24 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
     char line[1024], why[256];
     unsigned ln = 0;
     struct stat sb;
+    struct dummy_dom *saved;
+    size_t n_saved = hv->n_doms;
+    bool changed = false;
 
     if (!f) {
         snprintf(err, errlen, "%s: %s", hv->path, strerror(errno));
         return -errno;
     }
     if (fstat(fileno(f), &sb) == 0) {
+        /* Noted even if it does not parse: a bad file is reported once,
+         * not at every look, and read again when it changes. */
         hv->mtime = sb.st_mtim;
+        hv->size = sb.st_size;
+        hv->ino = sb.st_ino;
+    }
+    saved = XNEWARRAY(struct dummy_dom, n_saved ? n_saved : 1);
+    if (n_saved) {
+        memcpy(saved, hv->doms, n_saved * sizeof *saved);
     }
     for (size_t i = 0; i < hv->n_doms; i++) {
         hv->doms[i].seen = false;
@@ -223,10 +254,22 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
         if (parse_line(hv, line, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s:%u: %s", hv->path, ln, why);
             fclose(f);
+            hv->doms = xrealloc(hv->doms, (n_saved ? n_saved : 1)
+                                * sizeof *hv->doms);
+            memcpy(hv->doms, saved, n_saved * sizeof *saved);
+            hv->n_doms = n_saved;
+            free(saved);
             return -EINVAL;
         }
     }
     fclose(f);
+    free(saved);
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        changed |= hv->doms[i].seen != hv->doms[i].reported;
+    }
+    if (changed && hv->sched && hv->cb && !hv->event_timer) {
+        hv->event_timer = sched_add_timer(hv->sched, 0, raise_events, hv);
+    }
     return 0;
 }
 
@@ -238,10 +281,46 @@ maybe_reload(struct drv_hv *hv)
 
     if (stat(hv->path, &sb) == 0
         && (sb.st_mtim.tv_sec != hv->mtime.tv_sec
-            || sb.st_mtim.tv_nsec != hv->mtime.tv_nsec)
+            || sb.st_mtim.tv_nsec != hv->mtime.tv_nsec
+            || sb.st_size != hv->size || sb.st_ino != hv->ino)
         && load_file(hv, err, sizeof err) < 0) {
-        LOG_WARN_RL("%s", err);
+        LOG_WARN_RL("%s (keeping the domains as they were)", err);
     }
+}
+
+/* Timer: tells the daemon which domains appeared or vanished since the
+ * last call.  The uuid is copied out first: the callback may call list(),
+ * which may re-read the file and move hv->doms. */
+static void
+raise_events(void *hv_)
+{
+    struct drv_hv *hv = hv_;
+
+    hv->event_timer = 0;
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        struct dummy_dom *d = &hv->doms[i];
+        char uuid[sizeof d->dom.uuid];
+        bool up = d->seen;
+
+        if (up == d->reported) {
+            continue;
+        }
+        d->reported = up;
+        snprintf(uuid, sizeof uuid, "%s", d->dom.uuid);
+        LOG_INFO("domain %s %s", d->dom.name,
+                 up ? "appeared" : "vanished");
+        hv->cb(hv->aux, up ? DRV_EV_STARTED : DRV_EV_STOPPED, uuid);
+    }
+}
+
+static void
+poll_file(void *hv_)
+{
+    struct drv_hv *hv = hv_;
+
+    maybe_reload(hv);
+    hv->poll_timer = sched_add_timer(hv->sched, DUMMY_POLL_NS, poll_file,
+                                     hv);
 }
 
 static void
@@ -349,6 +428,17 @@ dummy_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
         return NULL;
     }
     hv->last_ns = clk_now_ns();
+    /* What open() found is what the daemon lists at startup: no events
+     * for it. */
+    for (size_t i = 0; i < hv->n_doms; i++) {
+        hv->doms[i].reported = hv->doms[i].seen;
+    }
+    if (s && cb) {
+        hv->sched = s;
+        hv->cb = cb;
+        hv->aux = aux;
+        hv->poll_timer = sched_add_timer(s, DUMMY_POLL_NS, poll_file, hv);
+    }
     write_state(hv);
     return hv;
 }
@@ -357,6 +447,10 @@ static void
 dummy_close(struct drv_hv *hv)
 {
     if (hv) {
+        if (hv->sched) {
+            sched_del_timer(hv->sched, hv->poll_timer);
+            sched_del_timer(hv->sched, hv->event_timer);
+        }
         free(hv->doms);
         free(hv);
     }

@@ -30,8 +30,8 @@ rel_fixture "$fx" 4
 rel_snapshot "$fx" > "$REL_TMP/before"
 clean_hash=$(rel_hash "$fx")
 doms=$REL_TMP/doms
-load_a() { printf 'web 2 70 60\nbatch 2 30\nidle 1 2\ndb 1 90 kind=performance\n' > "$doms"; }
-load_b() { printf 'web 2 3 2\nbatch 2 1\nidle 1 1\ndb 1 2 kind=powersave\n' > "$doms"; }
+load_a() { printf 'web 2 70 60\nbatch 2 30\nidle 1 2\ndb 1 90 kind=performance\n' | rel_put "$doms"; }
+load_b() { printf 'web 2 3 2\nbatch 2 1\nidle 1 1\ndb 1 2 kind=powersave\n' | rel_put "$doms"; }
 load_a
 cat > "$REL_TMP/vpowerd.conf" <<EOD
 period_ms 100

@@ -74,9 +74,9 @@ alive_and_deciding() {   # alive_and_deciding WHAT SECONDS
 }
 load_toggle() {
     if grep -q 'web 2 8' "$doms"; then
-        printf 'web 2 70 65\nbatch 1 40\ndb 1 60 kind=performance\n' > "$doms"
+        printf 'web 2 70 65\nbatch 1 40\ndb 1 60 kind=performance\n' | rel_put "$doms"
     else
-        printf 'web 2 8 6\nbatch 1 5\ndb 1 60 kind=performance\n' > "$doms"
+        printf 'web 2 8 6\nbatch 1 5\ndb 1 60 kind=performance\n' | rel_put "$doms"
     fi
 }
 stop_check() {   # stop_check WHAT: SIGTERM, exit 0, fixture as found

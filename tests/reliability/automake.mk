@@ -31,8 +31,6 @@ RELIABILITY_LONG_TESTS = \
 	tests/reliability/031-libvirtd-restart.sh \
 	tests/reliability/032-guest-restarts.sh
 TESTS += $(RELIABILITY_TESTS)
-# A known bug of the dummy hypervisor (docs/reliability.md, finding 1).
-XFAIL_TESTS = tests/reliability/040-dummy-new-domains.sh
 dist_check_SCRIPTS += $(RELIABILITY_TESTS) $(RELIABILITY_LONG_TESTS)
 EXTRA_DIST += tests/reliability/rel-lib.sh tests/reliability/guest-lib.sh \
 	docs/reliability.md

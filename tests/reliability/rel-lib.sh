@@ -67,6 +67,12 @@ rel_seed() {
     rel_log "seed $REL_SEED (repeat with RELIABILITY_SEED=$REL_SEED)"
 }
 
+# rel_put FILE: stdin to FILE in one rename, as a hypervisor's domain
+# list changes at once.  A rewrite in place (truncate, then write) can
+# be read half-done by a vpowerd starting up, which then rightly refuses
+# the torn file: a race in the test, not a finding.
+rel_put() { cat > "$1.new" && mv -f "$1.new" "$1"; }
+
 # rel_rand N: a random integer in [0, N).
 rel_rand() { echo $(( (RANDOM * 32768 + RANDOM) % $1 )); }
 
