@@ -939,7 +939,9 @@ build_input(struct vpd *d, struct pol_input *in)
     in->vcpus = pv->pvcpus;
     in->n_vcpus = nc;
     in->managed = pv->managed;
-    in->online = pv->online;
+    /* CPUs we parked offline stay ours to wake (pol_input.online). */
+    cpuset_and(&in->online, &d->applied->offline, &pv->managed);
+    cpuset_or(&in->online, &in->online, &pv->online);
     in->now_ns = clk_now_ns();
     in->override_performance = d->override_performance;
     if (pv->th) {

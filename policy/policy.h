@@ -113,7 +113,13 @@ struct pol_input {
     const struct pol_vcpu *vcpus;
     size_t n_vcpus;
     struct cpuset managed;       /* CPUs the policy may use and change. */
-    struct cpuset online;        /* Currently online. */
+    /* CPUs the policy may wake: those online now plus those the caller
+     * took offline itself on an earlier plan's word (it brings them back
+     * with POL_A_ONLINE).  A CPU offline for any other reason is left
+     * out.  Passing only the online ones makes every parked-offline CPU
+     * look foreign: the next plan leaves it out of 'offline', so it is
+     * onlined, and the plan after offlines it again. */
+    struct cpuset online;
     uint64_t now_ns;             /* Caller's monotonic clock. */
     bool override_performance;   /* Host-wide "power does not matter". */
     uint32_t thermal_cap_khz[POL_MAX_DOMAINS]; /* 0 = no cap. */

@@ -181,7 +181,9 @@ decide_vpower(const struct sim_opts *o, struct host *hs, int p,
     for (unsigned c = 0; c < m->n_cpus; c++) {
         cpuset_set(&in.managed, c);
     }
-    cpuset_andnot(&in.online, &in.managed, &h->plan->offline);
+    /* Every CPU the model has is ours: one the plan parked offline is
+     * still the policy's to wake (pol_input.online). */
+    in.online = in.managed;
     in.now_ns = t * UINT64_C(1000000000);
     /* What cpuidle residency and cpufreq would show: each CPU's busy
      * share since the last decision (without the polling where vpowerd

@@ -19,7 +19,8 @@ VPOWERD_TESTS = \
 	tests/integration/010-vpowerd-pack.sh \
 	tests/integration/011-vpowerd-light3.sh \
 	tests/integration/012-vpowerd-dummy.sh \
-	tests/integration/013-vpowerd-wiring.sh
+	tests/integration/013-vpowerd-wiring.sh \
+	tests/integration/014-vpowerd-offline.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh
