@@ -1113,6 +1113,7 @@ execute(struct vpd *d, const struct pol_action *acts, size_t n)
             } else {
                 cpuset_clr(&a->offline, x->cpu);
                 pv->offline_tries[x->cpu] = 0;
+                d->n_actions[x->type]++;
             }
             break;
         case POL_A_PIN_VCPU: {

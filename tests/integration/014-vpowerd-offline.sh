@@ -9,7 +9,8 @@
 #   2. the host-wide override (SIGUSR1) wakes every CPU in its first
 #      decision, at maximum frequency (reliability finding 3: the
 #      offline ones used to come back only a period later);
-#   3. override off: the CPUs go offline again;
+#   3. override off: the CPUs go offline again, and the action
+#      counters show both directions (onlining was never counted);
 #   4. SIGTERM: the fixture is byte-identical to how it was found.
 set -eu
 
@@ -102,6 +103,16 @@ log "override: ${first#*decision: }"
 kill -USR1 "$VPD_PID"
 wait_onl 000 10 || fail "cpu1-3 not offline again 10 s after the override ended ($(onl))"
 log "override off: cpu1-3 offline again"
+
+# The action counters (vpowerctl status, the exporter's
+# vpower_actions_total) saw both directions: 3 CPUs onlined by the
+# override, at least 6 offlinings (before and after it).
+acts=$("$VPD_BUILDDIR/manager/vpowerctl" -s "$VPD_TMP/vpowerd.sock" status | grep '^Actions:')
+n_on=$(echo "$acts" | sed -n 's/.* online \([0-9]*\).*/\1/p')
+n_off=$(echo "$acts" | sed -n 's/.* offline \([0-9]*\).*/\1/p')
+[ "${n_on:-0}" -ge 3 ] && [ "${n_off:-0}" -ge 6 ] ||
+    fail "action counters missed CPU hotplug: $acts"
+log "$acts"
 
 # 4. Clean stop.
 vpd_stop
