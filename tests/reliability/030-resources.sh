@@ -11,10 +11,9 @@
 #  2. The real vpowerd (dummy hypervisor, sysfs fixture, 200 domains):
 #     its fd count and VmRSS from /proc/PID while the domains stop in
 #     rounds of 50 (each stop seen at the next sample), and while the
-#     survivors' load file is rewritten and re-read 100 times.  (The
-#     dummy driver cannot start domains after startup: see
-#     040-dummy-new-domains.sh; the 1,000 start/stop events are part 1
-#     and, on real guests, 032-guest-restarts.sh.)
+#     survivors' load file is rewritten and re-read 100 times.  (Starts
+#     are part 1 and, on real guests, 032-guest-restarts.sh; the dummy
+#     driver's start events are tested in 040-dummy-new-domains.sh.)
 set -u
 . "$(dirname "$0")/rel-lib.sh"
 REL_HELPER=$VPD_BUILDDIR/tests/reliability/rel-daemon
