@@ -12,22 +12,9 @@
 set -eu
 
 T=$(basename "$0" .sh)
-fail() { echo "[$T] FAIL: $*" >&2; exit 1; }
-log() { echo "[$T] $*" >&2; }
-
 VPD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$T.XXXXXX")
 . "$(dirname "$0")/vpowerd-lib.sh"
-cleanup() {
-    local rc=$?
-    [ -z "$VPD_PID" ] || kill -KILL "$VPD_PID" 2>/dev/null || true
-    if [ "$rc" != 0 ] && [ -f "$VPD_TMP/vpowerd.log" ]; then
-        echo "----- vpowerd.log -----" >&2; tail -n 30 "$VPD_TMP/vpowerd.log" >&2
-    fi
-    rm -rf "$VPD_TMP"
-    exit "$rc"
-}
-trap cleanup EXIT
-[ -x "$VPD_BIN" ] || { echo "[$T] ERROR: $VPD_BIN not built" >&2; exit 99; }
+vpd_test_begin
 
 fx=$VPD_TMP/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000

@@ -17,26 +17,12 @@
 set -eu
 
 T=$(basename "$0" .sh)
-fail() { echo "[$T] FAIL: $*" >&2; exit 1; }
-log() { echo "[$T] $*" >&2; }
-
 VPD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$T.XXXXXX")
 . "$(dirname "$0")/vpowerd-lib.sh"
 GUEST_PID=
-cleanup() {
-    local rc=$?
-    set +e
-    [ -z "$VPD_PID" ] || kill -KILL "$VPD_PID" 2>/dev/null
-    [ -z "$GUEST_PID" ] || kill -KILL "$GUEST_PID" 2>/dev/null
-    if [ "$rc" != 0 ] && [ -f "$VPD_TMP/vpowerd.log" ]; then
-        echo "----- vpowerd.log -----" >&2; tail -n 30 "$VPD_TMP/vpowerd.log" >&2
-        echo "----- guest.log -----" >&2; cat "$VPD_TMP/guest.log" >&2
-    fi
-    rm -rf "$VPD_TMP"
-    exit "$rc"
-}
-trap cleanup EXIT
-[ -x "$VPD_BIN" ] || { echo "[$T] ERROR: $VPD_BIN not built" >&2; exit 99; }
+vpd_test_hook() { [ -z "$GUEST_PID" ] || kill -KILL "$GUEST_PID" 2>/dev/null; }
+VPD_FAIL_LOGS=("$VPD_TMP/guest.log")
+vpd_test_begin
 CTL=$VPD_BUILDDIR/manager/vpowerctl
 [ -x "$CTL" ] || { echo "[$T] ERROR: $CTL not built" >&2; exit 99; }
 command -v python3 >/dev/null || { echo "[$T] ERROR: python3 needed" >&2; exit 99; }

@@ -57,6 +57,36 @@ vpd_fixture() {
     done
 }
 
+# vpd_test_begin: the start shared by the dummy-driver tests (012-014),
+# called right after sourcing this file with T and VPD_TMP set.  Defines
+# fail and log, exits 99 if vpowerd is not built, and sets an EXIT trap
+# that kills the vpowerd the test started, calls vpd_test_hook if the
+# test defines one (its own processes), shows on failure the tail of
+# vpowerd.log (pin lines left out: they drown the decisions) and every
+# file in the array VPD_FAIL_LOGS, and removes VPD_TMP.
+vpd_test_begin() {
+    fail() { echo "[$T] FAIL: $*" >&2; exit 1; }
+    log() { echo "[$T] $*" >&2; }
+    trap vpd_test_end EXIT
+    [ -x "$VPD_BIN" ] || { echo "[$T] ERROR: $VPD_BIN not built" >&2; exit 99; }
+}
+
+vpd_test_end() {
+    local rc=$? f
+    set +e
+    [ -z "$VPD_PID" ] || kill -KILL "$VPD_PID" 2>/dev/null
+    ! declare -F vpd_test_hook >/dev/null || vpd_test_hook
+    if [ "$rc" != 0 ] && [ -f "$VPD_TMP/vpowerd.log" ]; then
+        echo "----- vpowerd.log -----" >&2
+        grep -v 'dummy-hv: pin' "$VPD_TMP/vpowerd.log" | tail -n 30 >&2
+        for f in ${VPD_FAIL_LOGS[@]+"${VPD_FAIL_LOGS[@]}"}; do
+            echo "----- ${f##*/} -----" >&2; cat "$f" >&2
+        done
+    fi
+    rm -rf "$VPD_TMP"
+    exit "$rc"
+}
+
 # vpd_snapshot ROOT: every writable fixture value, "path=value" sorted
 # (compare before/after to prove the tree is back as found).
 vpd_snapshot() {
