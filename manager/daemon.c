@@ -1650,22 +1650,18 @@ load_model(struct vpd *d, char *err, size_t errlen)
     int r;
 
     if (d->conf.model_file[0]) {
-        FILE *f = fopen(d->conf.model_file, "r");
         char *text;
-        long len;
+        size_t len;
 
-        if (!f) {
+        /* 16 MiB: far above any host's model, and a bound on a wrong
+         * path such as a device. */
+        r = util_read_file(d->conf.model_file, (size_t) 16 << 20, &text,
+                           &len);
+        if (r < 0) {
             snprintf(err, errlen, "%s: %s", d->conf.model_file,
-                     strerror(errno));
-            return -errno;
+                     strerror(-r));
+            return r;
         }
-        fseek(f, 0, SEEK_END);
-        len = ftell(f);
-        rewind(f);
-        text = xmalloc((size_t) (len > 0 ? len : 0) + 1);
-        len = (long) fread(text, 1, (size_t) (len > 0 ? len : 0), f);
-        text[len] = '\0';
-        fclose(f);
         r = pol_model_parse(&d->model, text, why, sizeof why);
         free(text);
         if (r < 0) {

@@ -229,33 +229,30 @@ static void raise_events(void *hv_);
 static int
 load_file(struct drv_hv *hv, char *err, size_t errlen)
 {
-    FILE *f = fopen(hv->path, "r");
-    char line[1024], why[256], *text = NULL;
-    size_t len = 0, cap = 0, got;
+    char line[1024], why[256], *text;
+    size_t len;
     struct stat sb;
+    /* Looked at before the read: a rewrite in between is then noticed
+     * (and read) at the next look instead of being taken as seen. */
+    bool have_sb = stat(hv->path, &sb) == 0;
     bool changed = false;
+    int r = util_read_file(hv->path, (size_t) 16 << 20, &text, &len);
 
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", hv->path, strerror(errno));
-        return -errno;
+    if (r < 0 && r != -EIO && r != -EFBIG) {
+        snprintf(err, errlen, "%s: %s", hv->path, strerror(-r));
+        return r;                       /* Could not open it. */
     }
-    if (fstat(fileno(f), &sb) == 0) {
+    if (have_sb) {
         /* Noted even if it does not parse: a bad file is reported once,
          * not at every look, and read again when it changes. */
         hv->mtime = sb.st_mtim;
         hv->size = sb.st_size;
         hv->ino = sb.st_ino;
     }
-    do {
-        if (cap - len < 4096) {
-            cap = cap ? 2 * cap : 8192;
-            text = xrealloc(text, cap + 1);
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-    } while (got);
-    fclose(f);
-    text[len] = '\0';
+    if (r < 0) {
+        snprintf(err, errlen, "%s: %s", hv->path, strerror(-r));
+        return r;
+    }
     for (int pass = 0; pass < 2; pass++) {
         const char *at = text;
         unsigned ln = 0;

@@ -1,13 +1,17 @@
-/* manager/util.c -- Allocation helpers; see util.h. */
+/* manager/util.c -- Allocation helpers and a whole-file reader; see
+ * util.h. */
 
 #include <config.h>
 
 #include "manager/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void
 oom(size_t n)
@@ -65,4 +69,61 @@ xasprintf(const char *fmt, ...)
     }
     va_end(ap);
     return s;
+}
+
+int
+util_read_file(const char *path, size_t max_bytes, char **text,
+               size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    struct stat st;
+    size_t n = 0, cap = 0, limit;
+    char *buf = NULL;
+
+    if (!f) {
+        return -errno;
+    }
+    /* Room for max_bytes + 1 bytes (one more than allowed is how "too
+     * big" shows) and the NUL must not wrap. */
+    if (max_bytes > SIZE_MAX - 2) {
+        max_bytes = SIZE_MAX - 2;
+    }
+    limit = max_bytes + 1;
+    /* Only an early refusal: the size can change before the reads, which
+     * are what the result and the bound go by. */
+    if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)
+        && (uintmax_t) st.st_size > max_bytes) {
+        fclose(f);
+        return -EFBIG;
+    }
+    for (;;) {
+        size_t want, got;
+
+        if (n == cap) {
+            cap = !cap ? 8192 : cap <= limit / 2 ? 2 * cap : limit;
+            cap = cap < limit ? cap : limit;
+            buf = xrealloc(buf, cap + 1);
+        }
+        want = cap - n;
+        got = fread(buf + n, 1, want, f);
+        n += got;
+        if (n > max_bytes) {
+            fclose(f);
+            free(buf);
+            return -EFBIG;
+        }
+        if (got < want) {
+            break;              /* End of file or an error. */
+        }
+    }
+    if (ferror(f)) {
+        fclose(f);
+        free(buf);
+        return -EIO;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
 }

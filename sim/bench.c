@@ -35,30 +35,6 @@ now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static char *
-slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t) n + 1);
-    if (!buf || fread(buf, 1, (size_t) n, f) != (size_t) n) {
-        fclose(f);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -72,13 +48,13 @@ static int
 synth_model(const char *srcdir, struct pol_model *m)
 {
     char path[4096], err[256], *xeon, *dom, *text;
+    size_t len;
     int rc;
 
     snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
              srcdir);
-    xeon = slurp(path);
-    if (!xeon) {
-        fprintf(stderr, "bench: %s: %s\n", path, strerror(errno));
+    if (trace_read_path(path, 0, &xeon, &len, err, sizeof err)) {
+        fprintf(stderr, "bench: %s\n", err);
         return -ENOENT;
     }
     dom = strstr(xeon, "\ndomain ");
@@ -180,7 +156,8 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
           bool compare)
 {
     static struct pol_model m;
-    char path[4096], err[512], *text;
+    char path[4096], err[512], *text = NULL;
+    size_t len;
     struct trace_set ts;
     struct trace_opts to = { .max_vms = 0, .max_intervals = 0, .seed = 1 };
     struct sim_opts so;
@@ -190,8 +167,8 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
 
     snprintf(path, sizeof path, "%s/config/models/xeon-r640-2s.model",
              srcdir);
-    text = slurp(path);
-    if (!text || pol_model_parse(&m, text, err, sizeof err)) {
+    if (trace_read_path(path, 0, &text, &len, err, sizeof err)
+        || pol_model_parse(&m, text, err, sizeof err)) {
         fprintf(stderr, "bench: %s: cannot load\n", path);
         free(text);
         return;

@@ -130,6 +130,15 @@ trace_read_file_max(const char *dir, const char *name, size_t max,
                     char **text, size_t *len, char *err, size_t errlen)
 {
     char path[4096];
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return trace_read_path(path, max, text, len, err, errlen);
+}
+
+int
+trace_read_path(const char *path, size_t max, char **text, size_t *len,
+                char *err, size_t errlen)
+{
     FILE *f;
     char *buf = NULL;
     size_t n = 0, cap = 0;
@@ -138,7 +147,6 @@ trace_read_file_max(const char *dir, const char *name, size_t max,
     if (!max) {
         max = TRACE_MAX_FILE_BYTES;
     }
-    snprintf(path, sizeof path, "%s/%s", dir, name);
     f = fopen(path, "rb");
     if (!f) {
         int e = errno;

@@ -110,6 +110,11 @@ int trace_read_file(const char *dir, const char *name, char **text,
 int trace_read_file_max(const char *dir, const char *name, size_t max,
                         char **text, size_t *len, char *err,
                         size_t errlen);
+/* The same for the file at 'path' as given ("PATH: reason" in 'err'):
+ * for inputs named on the command line rather than found in a trace
+ * directory.  Reads until end of file (bounded by 'max', 0 = default). */
+int trace_read_path(const char *path, size_t max, char **text,
+                    size_t *len, char *err, size_t errlen);
 
 /* Length of the UTF-8 byte-order mark at the start of 'text' (3), or 0.
  * Spreadsheet exports of CSV traces start with one; it is not data, so

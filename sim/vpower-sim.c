@@ -62,36 +62,6 @@ usage(FILE *f)
 }
 
 static int
-read_text(const char *path, char **out)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = 0, cap = 0;
-    char *buf = NULL;
-
-    if (!f) {
-        return -errno;
-    }
-    for (;;) {
-        if (cap - n < 4096) {
-            cap = cap ? 2 * cap : 65536;
-            buf = realloc(buf, cap + 1);
-            if (!buf) {
-                abort();
-            }
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (!got) {
-            break;
-        }
-        n += got;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
-}
-
-static int
 parse_u64(const char *s, unsigned long long max, unsigned long long *out)
 {
     char *end;
@@ -267,6 +237,7 @@ main(int argc, char *argv[])
     struct report_info ri = { 0 };
     const struct trace_reader *rd;
     char err[512], *text = NULL;
+    size_t len;
     int rc;
 
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -385,9 +356,9 @@ main(int argc, char *argv[])
                 "exclude each other\n");
         return 2;
     }
-    rc = read_text(model_path, &text);
+    rc = trace_read_path(model_path, 0, &text, &len, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s: %s\n", model_path, strerror(-rc));
+        fprintf(stderr, "vpower-sim: %s\n", err);
         return 1;
     }
     rc = pol_model_parse(&model, text, err, sizeof err);
