@@ -747,6 +747,72 @@ test_pool_trim(void **state)
     pol_plan_destroy(q);
 }
 
+/* Per-core points on an SMT core: busy time on both threads is not two
+ * threads' worth of work.  Two cores of two threads, every one usable,
+ * at the top level; core 0 ran at 1.4 GHz with its threads 90 % and
+ * 50 % busy.  Their sum (1.4 threads) can be at most one thread plus
+ * the SMT gain's share of the other 0.4, which 1.8 GHz holds with the
+ * margins; the plain sum would have needed a point above 2.2 GHz.  With
+ * 50 % + 50 % (which may be a whole thread's work if they never
+ * overlapped) the core stays where a whole thread's work needs it. */
+static void
+test_pool_trim_smt(void **state)
+{
+    static struct world w;
+    static uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128];
+    unsigned d0, d1;
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 4\nsmt 0-1 2-3\nsmt-capacity 125\n"
+                        "package 0 0-3 9000 3000\n"
+                        "domain 0-3 per-core\n"
+                        "opp 1000000 410 1800\nopp 1400000 573 2800\n"
+                        "opp 1800000 737 4100\nopp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    /* 5 x 300 x 1.25 = 1875 needs both cores with both threads at the
+     * top level (2 x 1.25 x 737 = 1842 at 1.8 GHz is short). */
+    world_vms(&w, 4, 5, 1, 300, 0);
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    d0 = m->cpu_domain[0];
+    d1 = m->cpu_domain[1];
+    assert_int_not_equal(d0, d1);
+    assert_int_equal(cpuset_count(&p->active), 4);
+    assert_int_equal(p->dom_freq_khz[d0], 2500000);
+    assert_int_equal(p->dom_freq_khz[d1], 2500000);
+
+    /* Core 0 (CPUs 0 and 2): 90 % + 50 % at 1.4 GHz; core 1 (CPUs 1
+     * and 3) saturated at 2.5 GHz. */
+    busy[0] = 900000;
+    busy[2] = 500000;
+    khz[0] = khz[2] = 1400000;
+    busy[1] = busy[3] = 1000000;
+    khz[1] = khz[3] = 2500000;
+    w.in.cpu_busy_ppm = busy;
+    w.in.cpu_ran_khz = khz;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->dom_freq_khz[d0], 1800000);
+    assert_int_equal(p->dom_freq_khz[d1], 2500000);
+
+    /* 50 % + 50 % at 2.5 GHz: up to a whole thread's work. */
+    busy[0] = busy[2] = 500000;
+    khz[0] = khz[2] = 2500000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->dom_freq_khz[d0], 2500000);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 /* A thermal cap on one package: a vCPU that needs more than a capped
  * thread gets an own core on the cool package, light ones may stay on
  * capped cores, and no domain runs above its cap. */
@@ -1146,6 +1212,7 @@ main(void)
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_estimator),
         cmocka_unit_test(test_pool_trim),
+        cmocka_unit_test(test_pool_trim_smt),
         cmocka_unit_test(test_thermal_misfit),
         cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
