@@ -1,6 +1,8 @@
 # sim/automake.mk -- build rules for sim/ (included by Makefile.am).
 # vpower-sim: the trace-driven simulator.  Everything but main() lives in
 # sim/libvpowersim.a so tests/sim and the benchmark link the same code.
+# manager/util.c (allocation helpers, util_read_file()) is shared with
+# vpowerd: it depends on nothing else of manager/.
 noinst_LIBRARIES += sim/libvpowersim.a
 sim_libvpowersim_a_SOURCES = \
 	sim/rng.c sim/rng.h \
@@ -16,7 +18,8 @@ sim_libvpowersim_a_SOURCES = \
 	sim/report.c sim/report.h \
 	sim/mix.c sim/mix.h \
 	sim/replay.c sim/replay.h sim/trace_record.c \
-	sim/xalloc.c sim/xalloc.h
+	sim/xalloc.c sim/xalloc.h \
+	manager/util.c manager/util.h
 sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -pthread
 
 SIM_LDADD = sim/libvpowersim.a policy/libvpowerpolicy.a $(JSONC_LIBS) -lm

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "manager/util.h"
 #include "sim/rng.h"
 
 static const struct trace_reader *const readers[] = {
@@ -139,58 +140,20 @@ int
 trace_read_path(const char *path, size_t max, char **text, size_t *len,
                 char *err, size_t errlen)
 {
-    FILE *f;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    struct stat st;
-
-    if (!max) {
-        max = TRACE_MAX_FILE_BYTES;
-    }
-    f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
-    }
     /* Bounded: a huge file (or one growing while read) is an error, not
      * an allocation that takes the machine down. */
-    if (!fstat(fileno(f), &st) && (uint64_t) st.st_size > max) {
-        snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
-        fclose(f);
-        return -EFBIG;
-    }
-    for (;;) {
-        if (cap - n < 4096) {
-            cap = cap ? 2 * cap : 8192;
-            buf = realloc(buf, cap + 1);
-            if (!buf) {
-                abort();
-            }
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n > max) {
-            snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
-            fclose(f);
-            free(buf);
-            return -EFBIG;
-        }
-        if (got == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
+    int r = util_read_file(path, max ? max : TRACE_MAX_FILE_BYTES, text,
+                           len);
+
+    if (r == -EFBIG) {
+        snprintf(err, errlen, "%s: larger than %zu bytes", path,
+                 max ? max : (size_t) TRACE_MAX_FILE_BYTES);
+    } else if (r == -EIO) {
         snprintf(err, errlen, "%s: read error", path);
-        fclose(f);
-        free(buf);
-        return -EIO;
+    } else if (r < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-r));
     }
-    fclose(f);
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
+    return r;
 }
 
 size_t
