@@ -238,13 +238,10 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
     bool changed = false;
     int r = util_read_file(hv->path, (size_t) 16 << 20, &text, &len);
 
-    if (r < 0 && r != -EIO && r != -EFBIG) {
-        snprintf(err, errlen, "%s: %s", hv->path, strerror(-r));
-        return r;                       /* Could not open it. */
-    }
-    if (have_sb) {
-        /* Noted even if it does not parse: a bad file is reported once,
-         * not at every look, and read again when it changes. */
+    /* Noted even if it could not be read or does not parse (a bad file
+     * is reported once, not at every look, and read again when it
+     * changes); not if it could not be opened. */
+    if (have_sb && (r == 0 || r == -EIO || r == -EFBIG)) {
         hv->mtime = sb.st_mtim;
         hv->size = sb.st_size;
         hv->ino = sb.st_ino;

@@ -142,12 +142,11 @@ trace_read_path(const char *path, size_t max, char **text, size_t *len,
 {
     /* Bounded: a huge file (or one growing while read) is an error, not
      * an allocation that takes the machine down. */
-    int r = util_read_file(path, max ? max : TRACE_MAX_FILE_BYTES, text,
-                           len);
+    size_t bound = max ? max : TRACE_MAX_FILE_BYTES;
+    int r = util_read_file(path, bound, text, len);
 
     if (r == -EFBIG) {
-        snprintf(err, errlen, "%s: larger than %zu bytes", path,
-                 max ? max : (size_t) TRACE_MAX_FILE_BYTES);
+        snprintf(err, errlen, "%s: larger than %zu bytes", path, bound);
     } else if (r == -EIO) {
         snprintf(err, errlen, "%s: read error", path);
     } else if (r < 0) {
