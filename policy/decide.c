@@ -1154,9 +1154,11 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         }
     }
     /* Their capacity as planned: trimming never takes it below 'budget'
-     * (the packed vCPUs' averages with headroom, the contract of
-     * pol_decide()); where it would, cores are raised again in this
-     * order. */
+     * (the packed vCPUs' recent demand with headroom: per vCPU the
+     * lesser of its average and its last period, so a burst counts at
+     * its average while the average catches up, and a drop counts at
+     * once instead of over the average's half-life); where it would,
+     * cores are raised again in this order. */
     for (unsigned i = 0; i < n; i++) {
         unsigned kc = cand[i], di = st->core_dom[kc];
 
@@ -1418,7 +1420,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     bool any_managed = false, any_never_offline = false, unstable = false;
     bool spread = false, any_packed = false;
     unsigned k, l;
-    double s_avg = 0, s_var = 0, s_last = 0, s_full = 0;
+    double s_avg = 0, s_var = 0, s_last = 0, s_full = 0, s_recent = 0;
     uint32_t thr_lo = 0;
     int err;
 
@@ -1663,6 +1665,8 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 st->vlast[i] = (float) (ld->last_cap * g);
             }
             s_full += st->vavg[i];
+            s_recent += st->vavg[i] < st->vlast[i] ? st->vavg[i]
+                                                   : st->vlast[i];
             s_var += st->vvar[i];
             s_last += st->vlast[i];
             if (st->vr[i] > st->r_max) {
@@ -1936,7 +1940,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     /* A core below the level is a bet on its recent load: decide every
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */
-    unstable |= trim_pool(st, in, &usable, k, s_full, plan);
+    unstable |= trim_pool(st, in, &usable, k, s_recent, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], &usable, &pool_set);

@@ -140,6 +140,8 @@ random_load(struct pol_load *l, uint32_t max)
     memset(l, 0, sizeof *l);
     l->avg_cap = rnd(max);
     l->peak_cap = l->avg_cap + rnd(max - l->avg_cap + 1);
+    /* Half steady, half just risen or fallen. */
+    l->last_cap = rnd(2) ? l->avg_cap : rnd(max + 1);
     l->n_samples = 10;
 }
 
@@ -266,8 +268,15 @@ check_plan(const struct world *w, const struct pol_plan *p,
             const struct pol_load *l = &w->vcpus[vm->first_vcpu + j].load;
 
             /* The estimator's mean term (docs/policy.md): the pool
-             * must hold at least the inflated averages. */
-            demand += (uint64_t) l->avg_cap * 100 / (100 - h);
+             * must hold at least the inflated averages; where per-core
+             * points can act (per-CPU busy time given), a vCPU whose
+             * last period fell below its average counts that. */
+            uint32_t x = l->avg_cap;
+
+            if (w->in.cpu_busy_ppm && l->last_cap < x) {
+                x = l->last_cap;
+            }
+            demand += (uint64_t) x * 100 / (100 - h);
         }
     }
     cpuset_zero(&seen);
@@ -724,9 +733,9 @@ test_pool_trim(void **state)
     w.in.now_ns += SEC;
     assert_int_equal(pol_decide(st, &w.in, q), 0);
     assert_int_equal(q->dom_freq_khz[m->cpu_domain[trimmed]], 2500000);
-    /* Measured load far below the tracked vCPU loads (inconsistent
-     * input) never takes the pool below their averages with headroom:
-     * the contract holds. */
+    /* Measured per-CPU load far below the tracked vCPU loads (average
+     * and last period both 300: inconsistent input) never takes the
+     * pool below their recent demand with headroom. */
     w.in.override_performance = false;
     for (unsigned c = 0; c < 16; c++) {
         busy[c] = 0;
@@ -741,6 +750,19 @@ test_pool_trim(void **state)
                        q->dom_freq_khz[m->cpu_domain[c]]);
         }
         assert_true(cap >= 24 * 300 * 1.25);
+    }
+    /* The load drops: last period 50 units each, the averages still 300.
+     * The capacity floor counts what the vCPUs did last (an average
+     * takes several periods to follow a drop), so every pool core goes
+     * to the lowest point now; the floor on the averages held them
+     * above it. */
+    for (unsigned i = 0; i < 24; i++) {
+        w.vcpus[i].load.last_cap = 50;
+    }
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, q), 0);
+    CPUSET_FOREACH (c, &q->active) {
+        assert_int_equal(q->dom_freq_khz[m->cpu_domain[c]], 1000000);
     }
     pol_state_destroy(st);
     pol_plan_destroy(p);
