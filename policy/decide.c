@@ -124,7 +124,12 @@ struct pol_state {
     unsigned big_end;                    /* End of the compact range. */
     bool pkg_on[POL_MAX_PKGS];           /* Packages awake with it. */
     uint32_t thr_sorted[POL_MAX_CPUS];   /* Scratch: thread capacities. */
-    float *need_sorted;                  /* [max_vcpus] scratch. */
+    float *need_sorted;                  /* [max_vcpus] scratch: sorted
+                                          * needs (threads_hold(), or
+                                          * evaluate() with est_points). */
+    bool est_points;                     /* Scratch: evaluate() puts pool
+                                          * cores at the per-core points
+                                          * of their share (top_pool()). */
     uint32_t nom_cap[POL_MAX_DOMAINS];   /* One thread at nominal. */
 
     uint8_t *vm_class;                   /* [max_vcpus] per VM. */
@@ -774,9 +779,26 @@ threads_hold(struct pol_state *st, const struct pol_input *in,
     return true;
 }
 
-/* Builds the plan for 'k' pool cores at level 'l' into 'p' (active set,
- * frequencies, idle limits, per-CPU busy estimate at the expected load)
- * and returns its estimated power. */
+/* Lowest non-turbo point of domain 'd', at most 'top_khz', whose core
+ * holds 'need' in all and 'need_thr' on one thread ('gain' = capacity
+ * factor of the core's usable threads together); 'top_khz' if none. */
+static uint32_t
+trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
+           double need_thr, double gain)
+{
+    for (unsigned j = 0; j <= d->nominal_opp && j < d->n_opps; j++) {
+        const struct pol_opp *o = &d->opps[j];
+
+        if (o->freq_khz >= top_khz) {
+            break;
+        }
+        if (o->capacity >= need_thr && o->capacity * gain >= need) {
+            return o->freq_khz;
+        }
+    }
+    return top_khz;
+}
+
 /* One thread's capacity at nominal, or under the domain's thermal cap
  * if that is lower: what an own core there can give. */
 static uint32_t
@@ -793,6 +815,13 @@ top_cap(const struct pol_state *st, const struct pol_input *in, unsigned di)
     return st->nom_cap[di];
 }
 
+/* Builds the plan for 'k' pool cores at level 'l' into 'p' (active set,
+ * frequencies, idle limits, per-CPU busy estimate at the expected load)
+ * and returns its estimated power.  With st->est_points, each pool core
+ * of its own frequency domain is estimated at the point trim_pool()
+ * would give an even share of the load (an estimate only: the final
+ * plan is built without it, and trim_pool() sets the points from what
+ * each core measured). */
 static uint32_t
 evaluate(struct pol_state *st, const struct pol_input *in,
          const struct cpuset *usable, unsigned k, unsigned l,
@@ -800,6 +829,7 @@ evaluate(struct pol_state *st, const struct pol_input *in,
 {
     const struct pol_model *m = st->m;
     double cum = 0;
+    size_t n_need = 0;
 
     if (k > st->n_pool) {
         k = st->n_pool;
@@ -958,6 +988,18 @@ evaluate(struct pol_state *st, const struct pol_input *in,
             p->idle_limit[c] = (int8_t) lim;
         }
     }
+    /* With est_points: the pool's vCPUs too big for the lowest point,
+     * largest first, one per core (trim_pool() holds each core's
+     * busiest thread). */
+    if (st->est_points) {
+        for (size_t j = 0; j < st->n_bigc; j++) {
+            if (st->big_core[j] == NO_CORE) {
+                st->need_sorted[n_need++] = st->vr[st->bigc[j]];
+            }
+        }
+        qsort(st->need_sorted, n_need, sizeof st->need_sorted[0],
+              cmp_float_desc);
+    }
     /* Busy estimate: the expected pool load shared by capacity (the
      * kernel balances inside the set), each core's share on its first
      * thread, then its sibling; fixed load on its own cores. */
@@ -972,6 +1014,25 @@ evaluate(struct pol_state *st, const struct pol_input *in,
 
         if (i < k && cum > 0) {
             left += st->d_avg * pool_core_cap(st, i) / cum;
+        }
+        /* The point trim_pool() would give this share, where it can
+         * (the same conditions, less the measured load it needs). */
+        if (st->est_points && i < k && tc && in->cpu_busy_ppm
+            && !in->override_performance && !st->dom_max[di]
+            && p->dom_freq_khz[di] == st->lvl_khz[di]
+            && cpuset_count(&m->domains[di].cpus) == st->core_nsib[kc]) {
+            double g = 100.0 / (100 - st->cfg.headroom_pct);
+            double gain = st->pool_nt[i] >= 2 ? m->smt_capacity_pct / 100.0
+                                              : 1.0;
+            uint32_t f = trim_point(&m->domains[di], st->lvl_khz[di],
+                                    left * g,
+                                    i < n_need ? st->need_sorted[i] : 0,
+                                    gain);
+
+            if (f < p->dom_freq_khz[di]) {
+                p->dom_freq_khz[di] = f;
+                tc = pol_dom_capacity_at(&m->domains[di], f);
+            }
         }
         for (unsigned s = 0; s < st->core_nsib[kc] && tc; s++) {
             unsigned c = st->core_cpu[kc][s];
@@ -1096,26 +1157,6 @@ core_cap_at(const struct pol_state *st, const struct cpuset *usable,
         nt += cpuset_has(usable, st->core_cpu[kc][s]);
     }
     return nt >= 2 ? c * st->m->smt_capacity_pct / 100.0 : c;
-}
-
-/* Lowest non-turbo point of domain 'd', at most 'top_khz', whose core
- * holds 'need' in all and 'need_thr' on one thread ('gain' = capacity
- * factor of the core's usable threads together); 'top_khz' if none. */
-static uint32_t
-trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
-           double need_thr, double gain)
-{
-    for (unsigned j = 0; j <= d->nominal_opp && j < d->n_opps; j++) {
-        const struct pol_opp *o = &d->opps[j];
-
-        if (o->freq_khz >= top_khz) {
-            break;
-        }
-        if (o->capacity >= need_thr && o->capacity * gain >= need) {
-            return o->freq_khz;
-        }
-    }
-    return top_khz;
 }
 
 /* Per-core frequency for packed VMs' cores (docs/policy.md, "Per-core
@@ -1288,6 +1329,48 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
     return any;
 }
 
+/* Pool size at the top level (docs/policy.md, "Pool size at the top
+ * level").  The level table sizes the pool for one frequency on every
+ * pool core, so at the top level each extra core only adds power to its
+ * estimate, and the choice packs the load onto the fewest cores at the
+ * top point.  But there the frequencies are the per-core points'
+ * (trim_pool()), and a wider pool gives each core a smaller share and a
+ * lower point: on a host dense with vCPUs the packed pool ran most cores
+ * at or near the top while spreading would not have.  So at the top
+ * level the pool 'k' and the widest useful one (up to one thread per
+ * packed vCPU that is not on an own core: a thread beyond that only
+ * idles, and a vCPU alone on a core is served at that core's point
+ * alone) are compared with each core at the point of its share
+ * (est_points), and the wider one is taken for a real saving (GAIN_PPM).
+ * 'n_run' = packed vCPUs without an idle hint.  Returns the pool
+ * size. */
+static unsigned
+top_pool(struct pol_state *st, const struct pol_input *in,
+         const struct cpuset *usable, unsigned k, unsigned l, size_t n_run)
+{
+    size_t want = n_run > st->n_big[l] ? n_run - st->n_big[l] : 0, thr = 0;
+    unsigned kw = 0, kmax;
+    uint32_t mw, wide_mw;
+
+    if (!in->cpu_busy_ppm || in->override_performance
+        || l + 1 != st->n_levels || st->n_big[l] >= st->n_pool) {
+        return k;
+    }
+    kmax = st->n_pool - st->n_big[l];
+    while (kw < kmax && thr < want) {
+        thr += st->pool_nt[kw++];
+    }
+    if (kw <= k) {
+        return k;
+    }
+    st->est_points = true;
+    mw = evaluate(st, in, usable, k, l, st->tmp);
+    wide_mw = evaluate(st, in, usable, kw, l, st->tmp);
+    st->est_points = false;
+    return ctl_mw(st, wide_mw) * 1000000
+           < ctl_mw(st, mw) * (1000000 - GAIN_PPM) ? kw : k;
+}
+
 /* Per level: the slowest pool thread, the vCPUs that need more (a core
  * each), and the smallest pool that holds the rest now (k_up) and with
  * the packing margin (k_down).  's_full', 's_var', 's_last' are the
@@ -1422,6 +1505,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     unsigned k, l;
     double s_avg = 0, s_var = 0, s_last = 0, s_full = 0, s_recent = 0;
     uint32_t thr_lo = 0;
+    size_t n_run = 0;
     int err;
 
     err = check_input(st, in, plan);
@@ -1636,6 +1720,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             }
         }
         ready &= !idle;
+        n_run += idle ? 0 : vm->n_vcpus;
         for (uint32_t j = 0; j < vm->n_vcpus; j++) {
             uint32_t i = vm->first_vcpu + j;
             const struct pol_load *ld = &in->vcpus[i].load;
@@ -1904,6 +1989,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                 }
             }
         }
+        k = top_pool(st, in, &usable, k, l, n_run);
         /* The dwell backs off when the load keeps undoing packing: a
          * growth soon (4 dwells) after a shrink doubles it, up to 8 x
          * pack_dwell_ns; a shrink that is not undone for 8 x brings it

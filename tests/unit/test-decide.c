@@ -1226,6 +1226,94 @@ test_large_host(void **state)
     free(vcpus);
 }
 
+/* Pool size at the top level: 16 two-thread cores, per-core domains.
+ * 100 vCPUs at 125 units (12500 in all) fit 16 cores at 2.0 GHz only
+ * without the packing margin, so once kept the level table holds the
+ * top level with the margin: 14 cores at 2.5 GHz.  Per-core points
+ * (measured per-CPU load given) give 16 cores an even share that 2.0
+ * GHz holds, for less power, so the pool takes all 16; without measured
+ * load there are no per-core points and the pool stays at 14.  With 20
+ * vCPUs at 625 units (the same load) a thread per vCPU is 10 cores:
+ * the pool is not widened beyond the 14 either. */
+static size_t
+top_pool_cores(unsigned n_vcpus, uint32_t avg, bool measured)
+{
+    static struct world w;
+    static uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
+    struct pol_plan *p = pol_plan_create(128, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    size_t n = 0;
+
+    /* VMs of up to 4 vCPUs (struct world holds 64 VMs). */
+    world_cpus(&w, 32);
+    for (unsigned i = 0; i < n_vcpus; i++) {
+        struct pol_vm *vm = &w.vms[i / 4];
+
+        if (i % 4 == 0) {
+            vm->id = 1 + i / 4;
+            vm->first_vcpu = i;
+            w.in.n_vms++;
+        }
+        vm->n_vcpus++;
+        w.vcpus[i].vm = i / 4;
+        w.vcpus[i].idx = i % 4;
+        w.vcpus[i].cpu = -1;
+        w.vcpus[i].load.avg_cap = w.vcpus[i].load.slow_cap = avg;
+        w.vcpus[i].load.last_cap = w.vcpus[i].load.peak_cap = avg;
+        w.vcpus[i].load.n_samples = 50;
+    }
+    w.in.n_vcpus = n_vcpus;
+    w.in.now_ns = 100 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    for (unsigned c = 0; c < 32; c++) {
+        busy[c] = 600000;
+        khz[c] = 2500000;
+    }
+    if (measured) {
+        w.in.cpu_busy_ppm = busy;
+        w.in.cpu_ran_khz = khz;
+    }
+    /* 20 % more load first (the top level), then this load past the
+     * packing dwell, the same input each time. */
+    for (int i = 0; i < 45; i++) {
+        for (unsigned v = 0; v < n_vcpus; v++) {
+            struct pol_load *ld = &w.vcpus[v].load;
+
+            ld->avg_cap = ld->slow_cap = ld->last_cap = ld->peak_cap
+                = i < 5 ? avg * 6 / 5 : avg;
+        }
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        w.in.now_ns += 10 * SEC;
+    }
+    n = cpuset_count(&p->vcpu_allowed[0]) / 2;
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+    return n;
+}
+
+static void
+test_top_pool(void **state)
+{
+    char err[128];
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 32\nsmt 0-15 16-31\nsmt-capacity 125\n"
+                        "package 0 0-31 9000 3000\n"
+                        "domain 0-31 per-core\n"
+                        "opp 1000000 410 1800\nopp 2000000 819 4900\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    assert_int_equal(top_pool_cores(100, 125, false), 14);
+    assert_int_equal(top_pool_cores(100, 125, true), 16);
+    assert_int_equal(top_pool_cores(20, 625, false), 14);
+    assert_int_equal(top_pool_cores(20, 625, true), 14);
+}
+
 int
 main(void)
 {
@@ -1242,6 +1330,7 @@ main(void)
         cmocka_unit_test(test_own_core_dwell),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_large_host),
+        cmocka_unit_test(test_top_pool),
     };
     int r;
 
