@@ -799,6 +799,18 @@ trim_point(const struct pol_domain *d, uint32_t top_khz, double need,
     return top_khz;
 }
 
+/* Whether per-core points can apply to core 'kc' of domain 'di':
+ * measured per-CPU busy time, no override, no boost on the domain, and
+ * the core alone in its frequency domain (trim_pool(), and evaluate()'s
+ * estimate of it). */
+static bool
+trim_ok(const struct pol_state *st, const struct pol_input *in,
+        unsigned kc, unsigned di)
+{
+    return in->cpu_busy_ppm && !in->override_performance && !st->dom_max[di]
+           && cpuset_count(&st->m->domains[di].cpus) == st->core_nsib[kc];
+}
+
 /* One thread's capacity at nominal, or under the domain's thermal cap
  * if that is lower: what an own core there can give. */
 static uint32_t
@@ -1017,10 +1029,8 @@ evaluate(struct pol_state *st, const struct pol_input *in,
         }
         /* The point trim_pool() would give this share, where it can
          * (the same conditions, less the measured load it needs). */
-        if (st->est_points && i < k && tc && in->cpu_busy_ppm
-            && !in->override_performance && !st->dom_max[di]
-            && p->dom_freq_khz[di] == st->lvl_khz[di]
-            && cpuset_count(&m->domains[di].cpus) == st->core_nsib[kc]) {
+        if (st->est_points && i < k && tc && trim_ok(st, in, kc, di)
+            && p->dom_freq_khz[di] == st->lvl_khz[di]) {
             double g = 100.0 / (100 - st->cfg.headroom_pct);
             double gain = st->pool_nt[i] >= 2 ? m->smt_capacity_pct / 100.0
                                               : 1.0;
@@ -1216,9 +1226,7 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         bool known = true;
 
         seen[di] = true;
-        if (!in->cpu_busy_ppm || in->override_performance || st->dom_max[di]
-            || !top || st->race[di]
-            || cpuset_count(&d->cpus) != st->core_nsib[kc]) {
+        if (!trim_ok(st, in, kc, di) || !top || st->race[di]) {
             st->trim_khz[di] = 0;
             continue;
         }

@@ -1259,9 +1259,7 @@ top_pool_cores(unsigned n_vcpus, uint32_t avg, bool measured)
         w.vcpus[i].vm = i / 4;
         w.vcpus[i].idx = i % 4;
         w.vcpus[i].cpu = -1;
-        w.vcpus[i].load.avg_cap = w.vcpus[i].load.slow_cap = avg;
-        w.vcpus[i].load.last_cap = w.vcpus[i].load.peak_cap = avg;
-        w.vcpus[i].load.n_samples = 50;
+        w.vcpus[i].load.n_samples = 50;      /* Loads: in the loop below. */
     }
     w.in.n_vcpus = n_vcpus;
     w.in.now_ns = 100 * SEC;
