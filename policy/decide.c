@@ -1843,7 +1843,15 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
                       ? st->k_prev : st->n_pool;
         unsigned lp = st->have_prev && st->l_prev < st->n_levels
                       ? st->l_prev : st->n_levels - 1;
-        bool keep_ok = st->have_prev && !spread && kp >= st->k_up[lp];
+        /* The previous plan is kept only while it is feasible: its pool
+         * holds the load, and every vCPU that needs a core of its own at
+         * its level can still get one beside the pool.  (Without the
+         * second half, a pool of every core at a low level was kept
+         * while vCPUs saturated at it grew into misfits with no core
+         * left: they stayed at the low level for as long as the keep's
+         * estimate, which leaves them in the pool, was the cheapest.) */
+        bool keep_ok = st->have_prev && !spread && kp >= st->k_up[lp]
+                       && kp + st->n_big[lp] <= st->n_pool;
         uint32_t best_mw = UINT32_MAX, keep_mw = UINT32_MAX;
         unsigned kfloor = 0, kd_min = st->n_pool + 1;
         bool dwell = !st->have_prev
