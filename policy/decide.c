@@ -77,8 +77,6 @@ struct pol_state {
     uint64_t prev_hash;
     bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() chose
                                          * this domain's point. */
-    uint32_t trim_khz[POL_MAX_DOMAINS];  /* Last per-core point chosen
-                                         * by trim_pool() (0 none). */
 
     /* Per-decision scratch (no allocation in pol_decide). */
     uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed. */
@@ -87,6 +85,10 @@ struct pol_state {
     uint8_t pool_nt[POL_MAX_CPUS];       /* Usable threads per pool core. */
     unsigned n_pool, n_forced;
     uint32_t busy_ppm[POL_MAX_CPUS];
+    struct trim_key {                    /* trim_pool()'s raise order. */
+        double u;                        /* Measured load / capacity. */
+        unsigned i;                      /* Index in its candidates. */
+    } trim_by[POL_MAX_CPUS];
     uint32_t dom_floor[POL_MAX_DOMAINS];
     bool dom_max[POL_MAX_DOMAINS];
     bool dom_act[POL_MAX_DOMAINS];
@@ -1169,6 +1171,18 @@ core_cap_at(const struct pol_state *st, const struct cpuset *usable,
     return nt >= 2 ? c * st->m->smt_capacity_pct / 100.0 : c;
 }
 
+/* Busiest first; candidate order among equals (deterministic). */
+static int
+cmp_trim_key(const void *a, const void *b)
+{
+    const struct trim_key *x = a, *y = b;
+
+    if (x->u != y->u) {
+        return x->u > y->u ? -1 : 1;
+    }
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
 /* Per-core frequency for packed VMs' cores (docs/policy.md, "Per-core
  * points").  The pool's level assumes the kernel spreads the packed set
  * evenly; at the 1 s scale it does not (threads stay where they woke),
@@ -1177,8 +1191,8 @@ core_cap_at(const struct pol_state *st, const struct cpuset *usable,
  * lowest point holding its own measured load with the pool's headroom
  * (schedutil's 1.25 x util for the default 20 %), never above the level,
  * never below a floor.  A core saturated at a trimmed point measures its
- * full capacity and is raised at the next decision; lowering needs the
- * packing margin too.  Only with measured per-CPU busy time, not under
+ * full capacity and is raised at the next decision, and a core whose
+ * load fell is lowered at once (no margin).  Only with measured per-CPU busy time, not under
  * the override, not for a domain with a boost (dom_max). */
 static bool
 trim_pool(struct pol_state *st, const struct pol_input *in,
@@ -1209,10 +1223,11 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
      * lesser of its average and its last period, so a burst counts at
      * its average while the average catches up, and a drop counts at
      * once instead of over the average's half-life); where it would,
-     * cores are raised again in this order. */
+     * cores are raised again, the busiest for their point first. */
     for (unsigned i = 0; i < n; i++) {
         unsigned kc = cand[i], di = st->core_dom[kc];
 
+        st->trim_by[i] = (struct trim_key) { .u = 0, .i = i };
         top_of[di] = p->dom_freq_khz[di];
         total += core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
     }
@@ -1222,12 +1237,11 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         const struct pol_domain *d = &m->domains[di];
         double w = 0, tmax = 0, one = 0, gain;
         unsigned nt = 0;
-        uint32_t top = p->dom_freq_khz[di], f, fd, prev, tc;
+        uint32_t top = p->dom_freq_khz[di], prev, tc;
         bool known = true;
 
         seen[di] = true;
         if (!trim_ok(st, in, kc, di) || !top || st->race[di]) {
-            st->trim_khz[di] = 0;
             continue;
         }
         for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
@@ -1251,7 +1265,6 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
             nt++;
         }
         if (!known || !nt) {
-            st->trim_khz[di] = 0;
             continue;
         }
         gain = nt >= 2 ? m->smt_capacity_pct / 100.0 : 1.0;
@@ -1268,26 +1281,24 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         if (nt >= 2 && w > one) {
             w = one + (w - one) * (gain - 1.0) / (nt - 1);
         }
-        f = trim_point(d, top, w * g, tmax * g, gain);
-        fd = trim_point(d, top, w * g * (100 + DOWN_MARGIN_PCT) / 100,
-                        tmax * g * (100 + DOWN_MARGIN_PCT) / 100, gain);
-        prev = st->trim_khz[di] ? st->trim_khz[di] : top;
-        /* Up at once to what holds the load; down only with the
-         * margin; else stay. */
-        if (f >= prev) {
-            prev = f;
-        } else if (fd < prev) {
-            prev = fd;
-        }
+        /* Up and down at once to what holds the load with the
+         * headroom, as schedutil does.  No down margin: a frequency
+         * change on a core's own domain costs microseconds, not the
+         * migrations a pool resize does, and the headroom already
+         * covers a rise until the next decision (1 s while a core is
+         * trimmed).  With the packing margin here too, a core whose
+         * load fell less than 10 % below a point's threshold stayed a
+         * point higher (440 vCPUs on one host: 2 W of 317). */
+        prev = trim_point(d, top, w * g, tmax * g, gain);
         if (prev > top) {
             prev = top;
         }
         if (st->dom_floor[di] > prev) {
             prev = st->dom_floor[di] < top ? st->dom_floor[di] : top;
         }
-        st->trim_khz[di] = prev;
         total -= core_cap_at(st, usable, kc, top)
                  - core_cap_at(st, usable, kc, prev);
+        st->trim_by[i].u = w / core_cap_at(st, usable, kc, prev);
         if (prev < top) {
             /* The energy estimate's busy shares at the lower point. */
             double r = (double) pol_dom_capacity_at(d, top)
@@ -1302,12 +1313,15 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         }
         p->dom_freq_khz[di] = prev;
     }
-    /* Over budget: raise trimmed cores one point at a time, in pool
-     * order, round after round, until the pool holds it again. */
+    /* Over budget: raise trimmed cores one point at a time, the busiest
+     * for its point first (its vCPUs are the likeliest to run short
+     * there; an idle core raised first only waits faster), round after
+     * round, until the pool holds it again. */
+    qsort(st->trim_by, n, sizeof st->trim_by[0], cmp_trim_key);
     for (bool raised = true; total < budget && raised;) {
         raised = false;
-        for (unsigned i = 0; i < n && total < budget; i++) {
-            unsigned kc = cand[i], di = st->core_dom[kc];
+        for (unsigned t = 0; t < n && total < budget; t++) {
+            unsigned kc = cand[st->trim_by[t].i], di = st->core_dom[kc];
             const struct pol_domain *d = &m->domains[di];
             uint32_t f = p->dom_freq_khz[di], nf = top_of[di];
 
@@ -1324,14 +1338,10 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
             total += core_cap_at(st, usable, kc, nf)
                      - core_cap_at(st, usable, kc, f);
             p->dom_freq_khz[di] = nf;
-            st->trim_khz[di] = nf < top_of[di] ? nf : 0;
             raised = true;
         }
     }
     for (unsigned di = 0; di < m->n_domains && di < POL_MAX_DOMAINS; di++) {
-        if (!seen[di]) {
-            st->trim_khz[di] = 0;
-        }
         any |= seen[di] && p->dom_freq_khz[di] < top_of[di];
     }
     return any;

@@ -689,7 +689,11 @@ test_pool_trim(void **state)
     for (unsigned i = 0; i < 24; i++) {
         assert_true(cpuset_equal(&p->vcpu_allowed[i], &p->active));
     }
-    /* Measured: the first active core idle, the second saturated. */
+    /* Measured: the first active core idle, the second saturated, the
+     * rest half busy.  The half-busy cores' load fits the lowest point,
+     * but the vCPUs' tracked loads need more capacity than that leaves,
+     * so cores are raised again: the busiest for their point first, the
+     * idle core last (it stays at the lowest point). */
     CPUSET_FOREACH (c, &p->active) {
         if (trimmed < 0) {
             trimmed = c;
@@ -776,7 +780,8 @@ test_pool_trim(void **state)
  * the SMT gain's share of the other 0.4, which 1.8 GHz holds with the
  * margins; the plain sum would have needed a point above 2.2 GHz.  With
  * 50 % + 50 % (which may be a whole thread's work if they never
- * overlapped) the core stays where a whole thread's work needs it. */
+ * overlapped) the core stays where a whole thread's work needs it.  A
+ * load that falls lowers the core at once. */
 static void
 test_pool_trim_smt(void **state)
 {
@@ -823,6 +828,18 @@ test_pool_trim_smt(void **state)
     w.in.now_ns += SEC;
     assert_int_equal(pol_decide(st, &w.in, p), 0);
     assert_int_equal(p->dom_freq_khz[d0], 1800000);
+    assert_int_equal(p->dom_freq_khz[d1], 2500000);
+
+    /* Core 0's load falls to 60 % of one thread at 1.8 GHz: 442 units,
+     * 553 with the headroom, which 1.4 GHz (573) holds by less than the
+     * packing margin.  The core goes down at once (a frequency change,
+     * unlike a pool resize, costs no migration). */
+    busy[0] = 600000;
+    busy[2] = 0;
+    khz[0] = khz[2] = 1800000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->dom_freq_khz[d0], 1400000);
     assert_int_equal(p->dom_freq_khz[d1], 2500000);
 
     /* 50 % + 50 % at 2.5 GHz: up to a whole thread's work. */
