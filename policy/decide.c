@@ -1192,8 +1192,9 @@ cmp_trim_key(const void *a, const void *b)
  * (schedutil's 1.25 x util for the default 20 %), never above the level,
  * never below a floor.  A core saturated at a trimmed point measures its
  * full capacity and is raised at the next decision, and a core whose
- * load fell is lowered at once (no margin).  Only with measured per-CPU busy time, not under
- * the override, not for a domain with a boost (dom_max). */
+ * load fell is lowered at once (no margin).  Only with measured per-CPU
+ * busy time, not under the override, not for a domain with a boost
+ * (dom_max). */
 static bool
 trim_pool(struct pol_state *st, const struct pol_input *in,
           const struct cpuset *usable, unsigned k, double budget,

@@ -1186,8 +1186,8 @@ test_kept_pool_misfit(void **state)
     w.in.now_ns += SEC;
     assert_int_equal(pol_decide(st, &w.in, p), 0);
     CPUSET_FOREACH (c, &p->vcpu_allowed[0]) {
-        uint32_t cap = pol_model_capacity_at(m, c,
-                                             p->dom_freq_khz[m->cpu_domain[c]]);
+        uint32_t f = p->dom_freq_khz[m->cpu_domain[c]];
+        uint32_t cap = pol_model_capacity_at(m, c, f);
 
         best = cap > best ? cap : best;
     }
