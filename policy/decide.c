@@ -813,6 +813,14 @@ trim_ok(const struct pol_state *st, const struct pol_input *in,
            && cpuset_count(&st->m->domains[di].cpus) == st->core_nsib[kc];
 }
 
+/* Whether a pool of 'k' cores leaves a core for each vCPU that needs
+ * one of its own at level 'l' (every candidate, kept plans included). */
+static bool
+own_cores_fit(const struct pol_state *st, unsigned k, unsigned l)
+{
+    return k + st->n_big[l] <= st->n_pool;
+}
+
 /* One thread's capacity at nominal, or under the domain's thermal cap
  * if that is lower: what an own core there can give. */
 static uint32_t
@@ -1203,7 +1211,6 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
     bool any = false;
     const struct pol_model *m = st->m;
     double g = 100.0 / (100 - st->cfg.headroom_pct);
-    bool seen[POL_MAX_DOMAINS] = { false };
     uint32_t top_of[POL_MAX_DOMAINS];
     uint16_t cand[POL_MAX_CPUS];
     unsigned n = 0;
@@ -1236,12 +1243,11 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
     for (unsigned i = 0; i < n; i++) {
         unsigned kc = cand[i], di = st->core_dom[kc];
         const struct pol_domain *d = &m->domains[di];
-        double w = 0, tmax = 0, one = 0, gain;
+        double w = 0, tmax = 0, one = 0, gain, cap;
         unsigned nt = 0;
         uint32_t top = p->dom_freq_khz[di], prev, tc;
         bool known = true;
 
-        seen[di] = true;
         if (!trim_ok(st, in, kc, di) || !top || st->race[di]) {
             continue;
         }
@@ -1297,9 +1303,9 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         if (st->dom_floor[di] > prev) {
             prev = st->dom_floor[di] < top ? st->dom_floor[di] : top;
         }
-        total -= core_cap_at(st, usable, kc, top)
-                 - core_cap_at(st, usable, kc, prev);
-        st->trim_by[i].u = w / core_cap_at(st, usable, kc, prev);
+        cap = core_cap_at(st, usable, kc, prev);
+        total -= core_cap_at(st, usable, kc, top) - cap;
+        st->trim_by[i].u = w / cap;
         if (prev < top) {
             /* The energy estimate's busy shares at the lower point. */
             double r = (double) pol_dom_capacity_at(d, top)
@@ -1342,8 +1348,10 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
             raised = true;
         }
     }
-    for (unsigned di = 0; di < m->n_domains && di < POL_MAX_DOMAINS; di++) {
-        any |= seen[di] && p->dom_freq_khz[di] < top_of[di];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned di = st->core_dom[cand[i]];
+
+        any |= p->dom_freq_khz[di] < top_of[di];
     }
     return any;
 }
@@ -1862,7 +1870,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
          * left: they stayed at the low level for as long as the keep's
          * estimate, which leaves them in the pool, was the cheapest.) */
         bool keep_ok = st->have_prev && !spread && kp >= st->k_up[lp]
-                       && kp + st->n_big[lp] <= st->n_pool;
+                       && own_cores_fit(st, kp, lp);
         uint32_t best_mw = UINT32_MAX, keep_mw = UINT32_MAX;
         unsigned kfloor = 0, kd_min = st->n_pool + 1;
         bool dwell = !st->have_prev
@@ -1907,7 +1915,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
             if (kc < kfloor) {
                 kc = kfloor;
             }
-            if (kc + st->n_big[j] > st->n_pool) {
+            if (!own_cores_fit(st, kc, j)) {
                 continue;
             }
             if (keep_ok && kc == kp && j == lp) {
@@ -1999,7 +2007,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
 
                     if (st->k_down[j] > st->n_pool
                         || (j == l0 && kc == k0)
-                        || kc + st->n_big[j] > st->n_pool) {
+                        || !own_cores_fit(st, kc, j)) {
                         continue;
                     }
                     mw = evaluate(st, in, &usable, kc, j, st->tmp);
