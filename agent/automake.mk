@@ -37,12 +37,11 @@ agent/vpowerhint.pc: agent/vpowerhint.pc.in Makefile
 		-e 's|@VERSION[@]|$(VERSION)|g' \
 		$(srcdir)/agent/vpowerhint.pc.in > $@.tmp && mv $@.tmp $@
 
-# Test tools for tests/integration/03x-agent-*.sh: the real guestchan.c
-# with a stub daemon on the host, a misbehaving guest (static, goes into
-# the guest image) and the guest-side scenario script.
-check_PROGRAMS += agent/gch-testhost agent/gch-hostile
-agent_gch_testhost_SOURCES = agent/gch-testhost.c
-agent_gch_testhost_LDADD = manager/libvpowermgr.a
+# Test tools for tests/integration/03x-agent-*.sh that run in the guest:
+# a misbehaving guest (static, goes into the guest image) and the
+# guest-side scenario script.  The host end of those tests lives in
+# tests/integration: agent/ links no host code.
+check_PROGRAMS += agent/gch-hostile
 agent_gch_hostile_SOURCES = agent/gch-hostile.c \
 	agent/gchproto.c agent/gchproto.h agent/port.c agent/port.h
 agent_gch_hostile_LDFLAGS = $(GUEST_LDFLAGS)

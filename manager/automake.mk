@@ -24,7 +24,7 @@ manager_vpowerd_LDADD = \
 	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
 dist_doc_DATA += docs/vpowerd.md docs/record-format.md
 
-# Each area keeps its own fragment (see /tmp/vpower-brief.md ownership).
+# Each area keeps its own fragment.
 include manager/hostdrv.mk
 include manager/ctl.mk
 include manager/gch.mk

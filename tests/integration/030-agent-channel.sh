@@ -13,9 +13,9 @@
 #   "hostile" (1 vCPU) runs gch-hostile on the port: garbage, an
 #             oversized header, an unknown type, a vCPU it does not have
 #             and a 10,000-message flood.
-# The host end is agent/gch-testhost: manager/guestchan.c (connect,
-# backoff, decode, bounds, token bucket at 20/s, acks) on the sched loop
-# with a stub daemon, so this runs whether or not vpowerd is integrated
+# The host end is tests/integration/gch-testhost: manager/guestchan.c
+# (connect, backoff, decode, bounds, token bucket at 20/s, acks) on the
+# sched loop with a stub daemon, so the channel is tested on its own
 # (031 covers vpowerd's placement).  Checks: every bench hint applied and
 # acknowledged, none of the agent VM's messages rejected, the hostile
 # VM's junk counted (rejected >= 4 + flood beyond the bucket) and its
@@ -29,7 +29,7 @@ VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
 
 B=$VPOWER_BUILDDIR
-for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile agent/gch-testhost; do
+for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile tests/integration/gch-testhost; do
     [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
 done
 
@@ -54,7 +54,7 @@ vp_guest_start agent light 2 "vpower.agent=1 vpower.agenttest=bench vpower.bench
 vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile"
 vp_guest_start direct idle 1 "vpower.agent=1 vpower.agenttest=direct"
 
-"$B/agent/gch-testhost" --rate 20 \
+"$B/tests/integration/gch-testhost" --rate 20 \
     "agent=$(vp_agent_sock agent):2" "hostile=$(vp_agent_sock hostile):1" \
     "direct=$(vp_agent_sock direct):1" \
     > "$VP_TMPDIR/host.out" 2> "$VP_TMPDIR/host.err" &

@@ -43,6 +43,12 @@ TESTS += tests/integration/031-agent-vpowerd.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
 
+# gch-testhost: the real manager/guestchan.c on the real event loop with
+# a stub in place of the daemon, the host end of 030.
+check_PROGRAMS += tests/integration/gch-testhost
+tests_integration_gch_testhost_SOURCES = tests/integration/gch-testhost.c
+tests_integration_gch_testhost_LDADD = manager/libvpowermgr.a
+
 # replay-check: a minimal reader of docs/record-format.md that replays a
 # vpowerd record through the policy and compares every plan (013).
 check_PROGRAMS += tests/integration/replay-check

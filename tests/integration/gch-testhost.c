@@ -1,4 +1,4 @@
-/* agent/gch-testhost.c -- vpowerd's guest-channel code without vpowerd.
+/* tests/integration/gch-testhost.c -- the guest channel without vpowerd.
  *
  * A test tool: runs the real manager/guestchan.c (connect, backoff,
  * decode, rate limit, acks) on the real sched loop against the channel
