@@ -6,14 +6,22 @@
 
 # ------------------------------------------------------------ systemd
 
-# vpowerd.service names $(sbindir)/vpowerd, so it is generated.
+# vpowerd.service names $(sbindir)/vpowerd, so it is generated.  A
+# vpowerd built without libsystemd never says READY=1 nor sends
+# keep-alives: its unit is Type=simple without a watchdog.
 EXTRA_DIST += config/vpowerd.service.in config/vpower.tmpfiles \
 	config/vpower.sysusers
 CLEANFILES += config/vpowerd.service
+if HAVE_LIBSYSTEMD
+VPOWERD_UNIT_SED =
+else
+VPOWERD_UNIT_SED = -e 's|^Type=notify$$|Type=simple|' \
+	-e '/^WatchdogSec=/d' -e '/^NotifyAccess=/d'
+endif
 config/vpowerd.service: config/vpowerd.service.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) config && sed \
 		-e 's|@sbindir[@]|$(sbindir)|g' \
-		-e 's|@docdir[@]|$(docdir)|g' \
+		-e 's|@docdir[@]|$(docdir)|g' $(VPOWERD_UNIT_SED) \
 		$(srcdir)/config/vpowerd.service.in > $@.tmp && mv $@.tmp $@
 all-local: config/vpowerd.service
 

@@ -15,13 +15,15 @@ sbin_PROGRAMS += manager/vpowerd
 manager_vpowerd_SOURCES = \
 	manager/vpowerd.c \
 	manager/daemon.c manager/daemon.h \
+	manager/notify.c manager/notify.h \
 	manager/drv_libvirt.c \
 	manager/drv_dummy_hv.c \
 	manager/drv.h manager/conf.h
-manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS)
+manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS) \
+	$(LIBSYSTEMD_CFLAGS)
 manager_vpowerd_LDADD = \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
-	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
+	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) $(LIBSYSTEMD_LIBS) -lm
 dist_doc_DATA += docs/vpowerd.md docs/record-format.md
 
 # Each area keeps its own fragment.

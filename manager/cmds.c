@@ -148,6 +148,17 @@ cpu_state(const struct vpd *d, unsigned c)
     return "parked";
 }
 
+unsigned
+cmds_active_cpus(const struct vpd *d)
+{
+    unsigned n = 0;
+
+    for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
+        n += d->cpus[c].present && !strcmp(cpu_state(d, c), "active");
+    }
+    return n;
+}
+
 static double
 period_seconds(const struct vpd *d)
 {

@@ -35,4 +35,9 @@ char *cmds_dispatch(const struct proto_request *, const struct ctl_peer *,
  * "unmanaged", "warmup". */
 const char *cmds_reason_name(enum pol_reason);
 
+/* Number of present CPUs that status reports as "active" (managed,
+ * online and in the plan in force; every managed online CPU before the
+ * first decision): the "active_cpus" of the status verb. */
+unsigned cmds_active_cpus(const struct vpd *);
+
 #endif /* manager/cmds.h */

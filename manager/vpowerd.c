@@ -9,7 +9,10 @@
  * from just after the start until just before the restore.  SIGUSR1
  * toggles the host-wide performance override (also `vpowerctl
  * override`).  Startup problems (bad option, bad config
- * "FILE:LINE: reason", no hypervisor) exit 1 before anything changed. */
+ * "FILE:LINE: reason", no hypervisor) exit 1 before anything changed.
+ * Under systemd (manager/notify.h) READY=1 follows the start, STATUS=
+ * says what the daemon is doing, the loop sends the watchdog's
+ * keep-alives and STOPPING=1 precedes the restore. */
 
 #include <config.h>
 
@@ -26,6 +29,7 @@
 #include "manager/daemon.h"
 #include "manager/drv.h"
 #include "manager/log.h"
+#include "manager/notify.h"
 #include "manager/sched.h"
 
 #define LOG_MODULE "main"
@@ -155,18 +159,41 @@ quit_cb(int signo, void *aux)
     sched_quit(d->sched, 0);
 }
 
+struct main_ctx {
+    struct vpd *d;
+    struct notify *notify;
+};
+
 static void
 usr1_cb(int signo, void *aux)
 {
-    struct vpd *d = aux;
+    struct main_ctx *m = aux;
 
-    vpd_set_override(d, !d->override_performance);
+    vpd_set_override(m->d, !m->d->override_performance);
+    notify_status(m->notify);
+}
+
+/* The service manager's one-line status: mode, VMs, active CPUs. */
+static void
+status_cb(char *buf, size_t len, void *aux)
+{
+    const struct vpd *d = aux;
+    unsigned managed = 0;
+
+    for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
+        managed += d->cpus[c].present && d->cpus[c].managed;
+    }
+    snprintf(buf, len, "%s: %zu VMs, %u of %u managed CPUs active",
+             d->dry_run ? "dry run"
+             : d->override_performance ? "override performance"
+             : "managing", d->n_vms, cmds_active_cpus(d), managed);
 }
 
 int
 main(int argc, char **argv)
 {
     struct opts o;
+    struct main_ctx m;
     struct vpd *d;
     char err[512];
     int r, code;
@@ -223,9 +250,11 @@ main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     d->sched = sched_create();
+    m.d = d;
+    m.notify = notify_create(d->sched, status_cb, d);
     if (sched_add_signal(d->sched, SIGTERM, quit_cb, d) < 0
         || sched_add_signal(d->sched, SIGINT, quit_cb, d) < 0
-        || sched_add_signal(d->sched, SIGUSR1, usr1_cb, d) < 0) {
+        || sched_add_signal(d->sched, SIGUSR1, usr1_cb, &m) < 0) {
         LOG_ERR("cannot set up signal handling");
         return 1;
     }
@@ -233,6 +262,7 @@ main(int argc, char **argv)
     if (r < 0) {
         LOG_ERR("cannot start: %s", err);
         vpd_stop(d);
+        notify_destroy(m.notify);
         sched_destroy(d->sched);
         free(d);
         return 1;
@@ -244,11 +274,14 @@ main(int argc, char **argv)
     if (r < 0) {
         LOG_ERR("cannot start: %s", err);
         vpd_stop(d);
+        notify_destroy(m.notify);
         sched_destroy(d->sched);
         free(d);
         return 1;
     }
+    notify_ready(m.notify);
     code = sched_run(d->sched);
+    notify_stopping(m.notify);
     cmds_stop(d);
     r = vpd_stop(d);
     if (r < 0) {
@@ -259,6 +292,7 @@ main(int argc, char **argv)
     } else {
         LOG_INFO("restored; exiting");
     }
+    notify_destroy(m.notify);
     sched_destroy(d->sched);
     free(d);
     return code;

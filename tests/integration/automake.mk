@@ -20,10 +20,12 @@ VPOWERD_TESTS = \
 	tests/integration/011-vpowerd-light3.sh \
 	tests/integration/012-vpowerd-dummy.sh \
 	tests/integration/013-vpowerd-wiring.sh \
-	tests/integration/014-vpowerd-offline.sh
+	tests/integration/014-vpowerd-offline.sh \
+	tests/integration/015-vpowerd-notify.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
-EXTRA_DIST += tests/integration/vpowerd-lib.sh
+EXTRA_DIST += tests/integration/vpowerd-lib.sh \
+	tests/integration/notify-check.py
 
 # 05x: vpower-exporter scraped by a real Prometheus server (050: dummy
 # or fake daemon; 051: real vpowerd and guests).

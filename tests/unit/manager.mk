@@ -24,3 +24,12 @@ TESTS += tests/unit/test-record
 tests_unit_test_record_SOURCES = tests/unit/test-record.c
 tests_unit_test_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_record_LDADD = $(MANAGER_TEST_LDADD)
+
+# sd_notify readiness, status and watchdog keep-alives (manager/notify.c;
+# skipped when built without libsystemd).
+check_PROGRAMS += tests/unit/test-notify
+TESTS += tests/unit/test-notify
+tests_unit_test_notify_SOURCES = tests/unit/test-notify.c manager/notify.c
+tests_unit_test_notify_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(LIBSYSTEMD_CFLAGS)
+tests_unit_test_notify_LDADD = $(MANAGER_TEST_LDADD) $(LIBSYSTEMD_LIBS)
