@@ -425,7 +425,7 @@ init_vcpus(struct vpd *d, struct vpd_vm *vm, unsigned from, unsigned to)
 static void
 vm_read_policy(struct vpd *d, struct vpd_vm *vm)
 {
-    char md[1024], err[256];
+    char md[DOMXML_POLICY_MAX_BYTES + 1], err[256];
 
     default_policy(d, &vm->policy);
     vm->policy_from_metadata = false;

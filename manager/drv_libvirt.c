@@ -49,7 +49,7 @@ struct drv_hv {
     virConnectPtr conn;
     drv_event_cb *cb;
     void *aux;
-    int cb_ids[4];
+    int cb_ids[4];              /* One per entry of events[]. */
     size_t n_cb_ids;
     int n_host_cpus;
     unsigned backoff_ms;
@@ -191,10 +191,26 @@ deregister_events(struct drv_hv *hv)
     virConnectUnregisterCloseCallback(hv->conn, close_cb);
 }
 
+/* The domain events the driver listens to; hv->cb_ids holds one
+ * registration per entry. */
+static const struct {
+    int id;                                /* VIR_DOMAIN_EVENT_ID_*. */
+    virConnectDomainEventGenericCallback cb;
+} events[] = {
+    { VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+      VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb) },
+    { VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(device_cb) },
+    { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+      VIR_DOMAIN_EVENT_CALLBACK(device_cb) },
+    { VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(tunable_cb) },
+};
+_Static_assert(ARRAY_SIZE(events)
+               <= ARRAY_SIZE(((struct drv_hv *) NULL)->cb_ids),
+               "struct drv_hv has a registration slot per event");
+
 static int
 do_connect(struct drv_hv *hv, char *err, size_t errlen)
 {
-    int id;
 
     hv->conn = virConnectOpen(hv->uri);
     if (!hv->conn) {
@@ -212,29 +228,14 @@ do_connect(struct drv_hv *hv, char *err, size_t errlen)
     virConnectSetKeepAlive(hv->conn, 5, 3);
     virConnectRegisterCloseCallback(hv->conn, close_cb, hv, NULL);
 
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-        VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
-        VIR_DOMAIN_EVENT_CALLBACK(device_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
-        VIR_DOMAIN_EVENT_CALLBACK(device_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
-        VIR_DOMAIN_EVENT_CALLBACK(tunable_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
+    for (size_t i = 0; i < ARRAY_SIZE(events); i++) {
+        int id = virConnectDomainEventRegisterAny(hv->conn, NULL,
+                                                  events[i].id,
+                                                  events[i].cb, hv, NULL);
+
+        if (id >= 0) {
+            hv->cb_ids[hv->n_cb_ids++] = id;
+        }
     }
     if (hv->n_cb_ids == 0) {
         snprintf(err, errlen, "%s: cannot register domain events", hv->uri);
@@ -324,16 +325,16 @@ lv_close(struct drv_hv *hv)
     free(hv);
 }
 
-static virDomainPtr
-lookup(struct drv_hv *hv, const char *uuid)
+/* Domain 'uuid' into '*dom' (virDomainFree).  Returns 0, -ENOTCONN
+ * while disconnected or -ENOENT if there is no such domain. */
+static int
+lookup(struct drv_hv *hv, const char *uuid, virDomainPtr *dom)
 {
-    virDomainPtr dom;
-
     if (!hv->conn) {
-        return NULL;
+        return -ENOTCONN;
     }
-    dom = virDomainLookupByUUIDString(hv->conn, uuid);
-    return dom;
+    *dom = virDomainLookupByUUIDString(hv->conn, uuid);
+    return *dom ? 0 : -ENOENT;
 }
 
 static int
@@ -415,17 +416,16 @@ static int
 lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
               size_t max, size_t *n)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    virDomainPtr doms[2];
+    virDomainPtr dom, doms[2];
     virDomainStatsRecordPtr *recs = NULL;
     virVcpuInfoPtr info;
     struct halt_stats *halt = NULL;
-    int r, nv = 0;
+    int r = lookup(hv, uuid, &dom), nv = 0;
     bool bulk;
 
     *n = 0;
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     doms[0] = dom;
     doms[1] = NULL;
@@ -516,16 +516,44 @@ out:
     return r;
 }
 
-static void
-set_to_map(struct drv_hv *hv, const struct cpuset *s, unsigned char *map,
-           int maplen)
+/* One pin call on a domain: the domain and libvirt CPU maps of the
+ * host's size. */
+struct pin_call {
+    virDomainPtr dom;
+    unsigned char *maps;        /* 'n' maps of 'maplen' bytes each. */
+    int maplen;
+};
+
+/* Looks domain 'uuid' up and makes 'n' maps, the first holding 's'
+ * (CPUs the host does not have are left out) or all empty if 's' is
+ * NULL.  Returns 0 (then pin_end() releases 'pc') or lookup()'s
+ * error. */
+static int
+pin_begin(struct drv_hv *hv, const char *uuid, const struct cpuset *s,
+          int n, struct pin_call *pc)
 {
-    memset(map, 0, (size_t) maplen);
-    CPUSET_FOREACH (cpu, s) {
-        if (cpu < hv->n_host_cpus) {
-            VIR_USE_CPU(map, cpu);
+    int r = lookup(hv, uuid, &pc->dom);
+
+    if (r < 0) {
+        return r;
+    }
+    pc->maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
+    pc->maps = xcalloc((size_t) n, (size_t) pc->maplen);
+    if (s) {
+        CPUSET_FOREACH (cpu, s) {
+            if (cpu < hv->n_host_cpus) {
+                VIR_USE_CPU(pc->maps, cpu);
+            }
         }
     }
+    return 0;
+}
+
+static void
+pin_end(struct pin_call *pc)
+{
+    free(pc->maps);
+    virDomainFree(pc->dom);
 }
 
 static void
@@ -543,46 +571,38 @@ static int
 lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
             const struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, r = 0;
-    unsigned char *map;
+    struct pin_call pc;
+    int r = pin_begin(hv, uuid, s, 1, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xmalloc((size_t) maplen);
-    set_to_map(hv, s, map, maplen);
-    if (virDomainPinVcpuFlags(dom, vcpu, map, maplen,
+    if (virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
                               VIR_DOMAIN_AFFECT_LIVE) < 0
         && (!flags_unsupported()
-            || virDomainPinVcpuFlags(dom, vcpu, map, maplen,
+            || virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
                                      VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
         if (r != -ENOENT) {
             log_vir_error("pinning vCPU of", uuid);
         }
     }
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    struct pin_call pc;
     virDomainIOThreadInfoPtr *iot = NULL;
-    int maplen, r = 0, n;
-    unsigned char *map;
+    int r = pin_begin(hv, uuid, s, 1, &pc), n;
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xmalloc((size_t) maplen);
-    set_to_map(hv, s, map, maplen);
-    if (virDomainPinEmulator(dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    if (virDomainPinEmulator(pc.dom, pc.maps, pc.maplen,
+                             VIR_DOMAIN_AFFECT_LIVE) < 0) {
         r = vir_errno();
         if (r != -ENOENT) {
             log_vir_error("pinning emulator of", uuid);
@@ -591,10 +611,11 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     }
     /* IOThreads follow the emulator: a freed core still running a QEMU
      * I/O thread never reaches deep idle. */
-    n = virDomainGetIOThreadInfo(dom, &iot, VIR_DOMAIN_AFFECT_LIVE);
+    n = virDomainGetIOThreadInfo(pc.dom, &iot, VIR_DOMAIN_AFFECT_LIVE);
     for (int i = 0; i < n; i++) {
-        if (virDomainPinIOThread(dom, iot[i]->iothread_id, map, maplen,
-                                 VIR_DOMAIN_AFFECT_LIVE) < 0 && !r) {
+        if (virDomainPinIOThread(pc.dom, iot[i]->iothread_id, pc.maps,
+                                 pc.maplen, VIR_DOMAIN_AFFECT_LIVE) < 0
+            && !r) {
             r = vir_errno();
             log_vir_error("pinning iothread of", uuid);
         }
@@ -602,8 +623,7 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     }
     free(iot);
 out:
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
@@ -611,68 +631,62 @@ static int
 lv_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
                 struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, n, r = 0;
-    unsigned char *maps;
+    struct pin_call pc;
+    int n = (int) vcpu + 1, r = pin_begin(hv, uuid, NULL, n, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    n = (int) vcpu + 1;
-    maps = xcalloc((size_t) n, (size_t) maplen);
-    if (virDomainGetVcpuPinInfo(dom, n, maps, maplen,
+    if (virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
                                 VIR_DOMAIN_AFFECT_LIVE) < 0
         && (!flags_unsupported()
-            || virDomainGetVcpuPinInfo(dom, n, maps, maplen,
+            || virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
                                        VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
     } else {
-        map_to_set(VIR_GET_CPUMAP(maps, maplen, vcpu), maplen, s);
+        map_to_set(VIR_GET_CPUMAP(pc.maps, pc.maplen, vcpu), pc.maplen, s);
     }
-    free(maps);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_get_emulator_pin(struct drv_hv *hv, const char *uuid, struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, r = 0;
-    unsigned char *map;
+    struct pin_call pc;
+    int r = pin_begin(hv, uuid, NULL, 1, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xcalloc(1, (size_t) maplen);
-    if (virDomainGetEmulatorPinInfo(dom, map, maplen,
+    if (virDomainGetEmulatorPinInfo(pc.dom, pc.maps, pc.maplen,
                                     VIR_DOMAIN_AFFECT_LIVE) < 0) {
         r = vir_errno();
     } else {
-        map_to_set(map, maplen, s);
+        map_to_set(pc.maps, pc.maplen, s);
     }
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_get_metadata(struct drv_hv *hv, const char *uuid, char *buf, size_t len)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    virDomainPtr dom;
     char *md;
-    int r = 0;
+    int r = lookup(hv, uuid, &dom);
 
     buf[0] = '\0';
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     md = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, VPOWER_XML_NS,
                               VIR_DOMAIN_AFFECT_LIVE);
     if (md) {
         if (strlen(md) >= len) {
+            /* Whoever set it learns why it is not used. */
+            LOG_WARN_RL("%s: vpower metadata is %zu bytes, more than %zu",
+                        uuid, strlen(md), len - 1);
             r = -ENAMETOOLONG;
         } else {
             snprintf(buf, len, "%s", md);
@@ -692,12 +706,12 @@ lv_get_metadata(struct drv_hv *hv, const char *uuid, char *buf, size_t len)
 static int
 lv_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    virDomainPtr dom;
     unsigned flags = VIR_DOMAIN_AFFECT_LIVE;
-    int r = 0;
+    int r = lookup(hv, uuid, &dom);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     if (virDomainIsPersistent(dom) == 1) {
         flags |= VIR_DOMAIN_AFFECT_CONFIG;

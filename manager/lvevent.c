@@ -45,11 +45,13 @@ struct watch {
     virFreeCallback ff;             /* Frees 'opaque', may be NULL. */
     uint64_t timer;                 /* sched timer: a timeout's expiry or
                                      * a removed watch's free; 0 none. */
+    int value;                      /* As libvirt asked: a handle's
+                                     * VIR_EVENT_HANDLE_* mask, or a
+                                     * timeout's period in ms (-1 off, 0
+                                     * every loop turn). */
     int fd;                         /* Handle: libvirt's fd. */
     int dupfd;                      /* Handle: our epoll registration. */
-    int events;                     /* Handle: VIR_EVENT_HANDLE_*. */
     bool registered;                /* Handle: 'dupfd' is in epoll. */
-    int freq_ms;                    /* Timeout: -1 off, 0 every turn. */
     struct watch *next;
 };
 
@@ -106,12 +108,14 @@ find_watch(int id, enum watch_kind kind)
 }
 
 static struct watch *
-watch_create(enum watch_kind kind, void *opaque, virFreeCallback ff)
+watch_create(enum watch_kind kind, int value, void *opaque,
+             virFreeCallback ff)
 {
     struct watch *w = XNEW(struct watch);
 
     w->id = next_id++;
     w->kind = kind;
+    w->value = value;
     w->opaque = opaque;
     w->ff = ff;
     w->fd = w->dupfd = -1;
@@ -159,7 +163,7 @@ handle_fd_cb(int fd, uint32_t events, void *aux)
 static void
 handle_sync(struct watch *w)
 {
-    uint32_t e = vir_to_epoll(w->events);
+    uint32_t e = vir_to_epoll(w->value);
 
     if (!e && w->registered) {
         sched_del_fd(ev_sched, w->dupfd);
@@ -195,10 +199,32 @@ timeout_arm(struct watch *w)
         sched_del_timer(ev_sched, w->timer);
         w->timer = 0;
     }
-    if (w->freq_ms >= 0) {
+    if (w->value >= 0) {
         w->timer = sched_add_timer(ev_sched,
-                                   (uint64_t) w->freq_ms * 1000000u,
+                                   (uint64_t) w->value * 1000000u,
                                    timeout_fire_cb, w);
+    }
+}
+
+/* Puts a new or changed 'value' of 'w' into effect. */
+static void
+watch_sync(struct watch *w)
+{
+    if (w->kind == WATCH_HANDLE) {
+        handle_sync(w);
+    } else {
+        timeout_arm(w);
+    }
+}
+
+static void
+watch_update(int id, enum watch_kind kind, int value)
+{
+    struct watch *w = find_watch(id, kind);
+
+    if (w) {
+        w->value = value;
+        watch_sync(w);
     }
 }
 
@@ -212,47 +238,35 @@ ev_add_handle(int fd, int events, virEventHandleCallback cb, void *opaque,
     if (dupfd < 0) {
         return -1;
     }
-    w = watch_create(WATCH_HANDLE, opaque, ff);
+    w = watch_create(WATCH_HANDLE, events, opaque, ff);
     w->fd = fd;
     w->dupfd = dupfd;
-    w->events = events;
     w->fd_cb = cb;
-    handle_sync(w);
+    watch_sync(w);
     return w->id;
-}
-
-static void
-ev_update_handle(int id, int events)
-{
-    struct watch *w = find_watch(id, WATCH_HANDLE);
-
-    if (w) {
-        w->events = events;
-        handle_sync(w);
-    }
 }
 
 static int
 ev_add_timeout(int freq_ms, virEventTimeoutCallback cb, void *opaque,
                virFreeCallback ff)
 {
-    struct watch *w = watch_create(WATCH_TIMEOUT, opaque, ff);
+    struct watch *w = watch_create(WATCH_TIMEOUT, freq_ms, opaque, ff);
 
-    w->freq_ms = freq_ms;
     w->timer_cb = cb;
-    timeout_arm(w);
+    watch_sync(w);
     return w->id;
+}
+
+static void
+ev_update_handle(int id, int events)
+{
+    watch_update(id, WATCH_HANDLE, events);
 }
 
 static void
 ev_update_timeout(int id, int freq_ms)
 {
-    struct watch *w = find_watch(id, WATCH_TIMEOUT);
-
-    if (w) {
-        w->freq_ms = freq_ms;
-        timeout_arm(w);
-    }
+    watch_update(id, WATCH_TIMEOUT, freq_ms);
 }
 
 /* Stops watch 'id' of 'kind' at once; its free callback runs from the
