@@ -16,7 +16,7 @@ manager_libvpowermgr_a_SOURCES = \
 noinst_LIBRARIES += manager/libvpowervirt.a
 manager_libvpowervirt_a_SOURCES = \
 	manager/drv_libvirt.c \
-	manager/lvevent.c manager/lvevent.h \
+	manager/virtloop.c manager/virtloop.h \
 	manager/domxml.c manager/domxml.h
 manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
 	$(LIBXML2_CFLAGS)

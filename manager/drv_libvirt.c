@@ -2,7 +2,7 @@
  * through one libvirt connection, with libvirt's events in our loop.
  *
  * libvirt delivers domain events only through an event implementation;
- * the first open binds it to the daemon's loop (manager/lvevent.h), so
+ * the first open binds it to the daemon's loop (manager/virtloop.h), so
  * the RPC socket, keepalive timers and event dispatch of libvirt all run
  * in vpowerd's one thread: callbacks arrive between our own cycles and
  * need no locks.  What the driver reads from domain XML (static pins,
@@ -31,7 +31,7 @@
 #include "manager/drv.h"
 #include "manager/haltstats.h"
 #include "manager/log.h"
-#include "manager/lvevent.h"
+#include "manager/virtloop.h"
 #include "manager/sched.h"
 #include "manager/util.h"
 
@@ -289,7 +289,7 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
 {
     struct drv_hv *hv;
 
-    if (lvevent_register(s) < 0) {
+    if (virtloop_register(s) < 0) {
         snprintf(err, errlen, "libvirt events already bound to a loop");
         return NULL;
     }
@@ -321,7 +321,7 @@ lv_close(struct drv_hv *hv)
         deregister_events(hv);
         virConnectClose(hv->conn);
     }
-    lvevent_flush();
+    virtloop_flush();
     free(hv);
 }
 

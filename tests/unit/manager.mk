@@ -2,7 +2,7 @@
 # modules: the hypervisor drivers and what the libvirt one reads).
 MANAGER_TESTS = \
 	tests/unit/test-drv-libvirt \
-	tests/unit/test-lvevent \
+	tests/unit/test-virtloop \
 	tests/unit/test-drv-dummy-hv
 check_PROGRAMS += $(MANAGER_TESTS)
 TESTS += $(MANAGER_TESTS)
@@ -13,10 +13,10 @@ tests_unit_test_drv_libvirt_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)
 tests_unit_test_drv_libvirt_LDADD = manager/libvpowervirt.a \
 	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
-tests_unit_test_lvevent_SOURCES = tests/unit/test-lvevent.c
-tests_unit_test_lvevent_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+tests_unit_test_virtloop_SOURCES = tests/unit/test-virtloop.c
+tests_unit_test_virtloop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)
-tests_unit_test_lvevent_LDADD = manager/libvpowervirt.a \
+tests_unit_test_virtloop_LDADD = manager/libvpowervirt.a \
 	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
 tests_unit_test_drv_dummy_hv_SOURCES = \
 	tests/unit/test-drv-dummy-hv.c manager/drv_dummy_hv.c

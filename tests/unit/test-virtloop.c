@@ -1,10 +1,10 @@
-/* tests/unit/test-lvevent.c -- libvirt's event implementation on sched,
+/* tests/unit/test-virtloop.c -- libvirt's event implementation on sched,
  * driven through libvirt's public virEvent* calls as libvirt itself
  * drives it: handles report readiness with libvirt's fd, one fd may be
  * watched twice, a handle watching nothing stays quiet after a hang-up,
  * timeouts repeat, stop and restart, ids of one kind never reach the
  * other, and free callbacks run from the loop, never inside the remove
- * (or from lvevent_flush() when the loop does not turn again). */
+ * (or from virtloop_flush() when the loop does not turn again). */
 
 #include <config.h>
 
@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <libvirt/libvirt.h>
 
-#include "manager/lvevent.h"
+#include "manager/virtloop.h"
 #include "manager/sched.h"
 
 static struct sched *loop;
@@ -209,7 +209,7 @@ test_timeouts(void **state)
     /* Removed with the loop never turning again: the flush frees. */
     assert_int_equal(virEventRemoveTimeout(id), 0);
     assert_int_equal(t.n_freed, 0);
-    lvevent_flush();
+    virtloop_flush();
     assert_int_equal(t.n_freed, 1);
     run_for(10);
     assert_int_equal(t.n_freed, 1);         /* Not twice. */
@@ -223,8 +223,8 @@ test_one_loop(void **state)
     struct sched *other = sched_create();
 
     (void) state;
-    assert_int_equal(lvevent_register(loop), 0);
-    assert_int_equal(lvevent_register(other), -EBUSY);
+    assert_int_equal(virtloop_register(loop), 0);
+    assert_int_equal(virtloop_register(other), -EBUSY);
     sched_destroy(other);
 }
 
@@ -241,7 +241,7 @@ main(void)
     int r;
 
     loop = sched_create();
-    if (lvevent_register(loop) < 0) {
+    if (virtloop_register(loop) < 0) {
         return 99;
     }
     r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
-/* manager/lvevent.c -- libvirt event handles and timeouts on sched; see
- * lvevent.h.
+/* manager/virtloop.c -- libvirt event handles and timeouts on sched; see
+ * virtloop.h.
  *
  * Handles (fds) and timeouts are one kind of record, a "watch", kept in
  * one list and numbered from one counter: libvirt names both by an int
@@ -12,7 +12,7 @@
 
 #include <config.h>
 
-#include "manager/lvevent.h"
+#include "manager/virtloop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +56,7 @@ struct watch {
 };
 
 /* libvirt's callbacks carry no context pointer, so the loop and the
- * watches are file-scope: set once by lvevent_register(). */
+ * watches are file-scope: set once by virtloop_register(). */
 static struct sched *ev_sched;
 static struct watch *watches;
 static int next_id = 1;
@@ -313,7 +313,7 @@ ev_remove_timeout(int id)
 }
 
 int
-lvevent_register(struct sched *s)
+virtloop_register(struct sched *s)
 {
     if (ev_sched) {
         return ev_sched == s ? 0 : -EBUSY;
@@ -326,7 +326,7 @@ lvevent_register(struct sched *s)
 }
 
 void
-lvevent_flush(void)
+virtloop_flush(void)
 {
     bool again = true;
 
