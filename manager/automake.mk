@@ -9,21 +9,33 @@ manager_libvpowermgr_a_SOURCES = \
 	manager/util.c manager/util.h \
 	manager/record.c manager/record.h
 
-# vpowerd: the daemon.  The libvirt driver lives here, not in the shared
-# library, so that vpowerctl and the exporter do not link libvirt.
+# The libvirt driver with libvirt's event adapter on the loop and the
+# domain XML reader (libxml2), in their own library so that vpowerctl and
+# the exporter, which link libvpowermgr.a, link neither libvirt nor
+# libxml2.  A program linking it also needs $(LIBVPOWERVIRT_LIBS).
+noinst_LIBRARIES += manager/libvpowervirt.a
+manager_libvpowervirt_a_SOURCES = \
+	manager/drv_libvirt.c \
+	manager/virtloop.c manager/virtloop.h \
+	manager/domxml.c manager/domxml.h
+manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
+	$(LIBXML2_CFLAGS)
+LIBVPOWERVIRT_LIBS = $(LIBVIRT_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS)
+
+# vpowerd: the daemon.
 sbin_PROGRAMS += manager/vpowerd
 manager_vpowerd_SOURCES = \
 	manager/vpowerd.c \
 	manager/daemon.c manager/daemon.h \
 	manager/notify.c manager/notify.h \
-	manager/drv_libvirt.c \
 	manager/drv_dummy_hv.c \
 	manager/drv.h manager/conf.h
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS) \
 	$(LIBSYSTEMD_CFLAGS)
 manager_vpowerd_LDADD = \
-	manager/libvpowermgr.a policy/libvpowerpolicy.a \
-	$(LIBVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) $(LIBSYSTEMD_LIBS) -lm
+	manager/libvpowervirt.a manager/libvpowermgr.a \
+	policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) $(LIBSYSTEMD_LIBS) -lm
 dist_doc_DATA += docs/vpowerd.md docs/record-format.md
 
 # Each area keeps its own fragment.

@@ -1,12 +1,12 @@
 /* manager/drv_libvirt.c -- drv_hv_libvirt: domains, vCPU stats and pins
  * through one libvirt connection, with libvirt's events in our loop.
  *
- * libvirt delivers domain events only through an event implementation.
- * Instead of running virEventRunDefaultImpl() in a thread, this driver
- * registers adapters onto manager/sched.h (virEventRegisterImpl, before
- * the first virConnectOpen), so the RPC socket, keepalive timers and
- * event dispatch of libvirt all run in vpowerd's one thread: callbacks
- * arrive between our own cycles and need no locks.  The connection is
+ * libvirt delivers domain events only through an event implementation;
+ * the first open binds it to the daemon's loop (manager/virtloop.h), so
+ * the RPC socket, keepalive timers and event dispatch of libvirt all run
+ * in vpowerd's one thread: callbacks arrive between our own cycles and
+ * need no locks.  What the driver reads from domain XML (static pins,
+ * the agent channel) is parsed by manager/domxml.h.  The connection is
  * watched with a close callback; when libvirtd goes away the driver
  * reports DRV_EV_DISCONNECTED and reconnects from a backoff timer (1 s
  * doubling to 30 s), then reports DRV_EV_CHANGED with a NULL uuid which
@@ -20,19 +20,18 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "manager/domxml.h"
 #include "manager/drv.h"
 #include "manager/haltstats.h"
 #include "manager/log.h"
+#include "manager/virtloop.h"
 #include "manager/sched.h"
 #include "manager/util.h"
 
@@ -42,301 +41,6 @@
 #define RECONNECT_MIN_MS 1000
 #define RECONNECT_MAX_MS 30000
 
-/* ---- Event implementation on sched ---------------------------------- */
-
-/* libvirt's event API (virEventRegisterImpl) is process-wide and its
- * callbacks carry no context pointer, so the loop they run on has to be
- * a file-scope variable: the one exception to "no globals", set once by
- * the first open() and never changed (there is one loop per process). */
-static struct sched *ev_sched;
-
-struct ev_handle {
-    int watch;
-    int fd;                     /* libvirt's fd, passed back to it. */
-    int dupfd;                  /* Our registration (libvirt may watch
-                                 * one fd twice; epoll needs distinct fds). */
-    int events;                 /* VIR_EVENT_HANDLE_*. */
-    bool registered;
-    virEventHandleCallback cb;
-    void *opaque;
-    virFreeCallback ff;
-    struct ev_handle *next;
-};
-
-struct ev_timeout {
-    int timer;
-    int freq_ms;                /* -1 disabled, 0 every iteration. */
-    uint64_t sched_id;          /* 0 when not armed. */
-    virEventTimeoutCallback cb;
-    void *opaque;
-    virFreeCallback ff;
-    struct ev_timeout *next;
-};
-
-static struct ev_handle *ev_handles;
-static struct ev_timeout *ev_timeouts;
-static int ev_next_id = 1;
-
-static uint32_t
-vir_to_epoll(int ev)
-{
-    uint32_t e = 0;
-
-    if (ev & VIR_EVENT_HANDLE_READABLE) {
-        e |= EPOLLIN;
-    }
-    if (ev & VIR_EVENT_HANDLE_WRITABLE) {
-        e |= EPOLLOUT;
-    }
-    return e;
-}
-
-static int
-epoll_to_vir(uint32_t e)
-{
-    int ev = 0;
-
-    if (e & EPOLLIN) {
-        ev |= VIR_EVENT_HANDLE_READABLE;
-    }
-    if (e & EPOLLOUT) {
-        ev |= VIR_EVENT_HANDLE_WRITABLE;
-    }
-    if (e & EPOLLERR) {
-        ev |= VIR_EVENT_HANDLE_ERROR;
-    }
-    if (e & EPOLLHUP) {
-        ev |= VIR_EVENT_HANDLE_HANGUP;
-    }
-    return ev;
-}
-
-static struct ev_handle *
-find_handle(int watch)
-{
-    for (struct ev_handle *h = ev_handles; h; h = h->next) {
-        if (h->watch == watch) {
-            return h;
-        }
-    }
-    return NULL;
-}
-
-static void
-handle_fd_cb(int fd, uint32_t events, void *aux)
-{
-    struct ev_handle *h = aux;
-
-    h->cb(h->watch, h->fd, epoll_to_vir(events), h->opaque);
-}
-
-/* An fd watched for no events is taken out of epoll altogether: epoll
- * would still report HUP/ERR for it, and a hung-up socket libvirt is not
- * interested in would wake us in a loop. */
-static void
-handle_sync(struct ev_handle *h)
-{
-    uint32_t e = vir_to_epoll(h->events);
-
-    if (!e && h->registered) {
-        sched_del_fd(ev_sched, h->dupfd);
-        h->registered = false;
-    } else if (e && !h->registered) {
-        if (sched_add_fd(ev_sched, h->dupfd, e, handle_fd_cb, h) == 0) {
-            h->registered = true;
-        } else {
-            LOG_ERR("cannot watch libvirt fd %d", h->fd);
-        }
-    } else if (e) {
-        sched_mod_fd(ev_sched, h->dupfd, e);
-    }
-}
-
-static int
-ev_add_handle(int fd, int events, virEventHandleCallback cb, void *opaque,
-              virFreeCallback ff)
-{
-    struct ev_handle *h = XNEW(struct ev_handle);
-    int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-
-    if (dupfd < 0) {
-        free(h);
-        return -1;
-    }
-    h->watch = ev_next_id++;
-    h->fd = fd;
-    h->dupfd = dupfd;
-    h->events = events;
-    h->cb = cb;
-    h->opaque = opaque;
-    h->ff = ff;
-    h->next = ev_handles;
-    ev_handles = h;
-    handle_sync(h);
-    return h->watch;
-}
-
-static void
-ev_update_handle(int watch, int events)
-{
-    struct ev_handle *h = find_handle(watch);
-
-    if (h) {
-        h->events = events;
-        handle_sync(h);
-    }
-}
-
-/* libvirt requires the free callback to run later, outside the call that
- * removed the handle (it may hold a lock the callback takes). */
-struct ev_deferred_free {
-    virFreeCallback ff;
-    void *opaque;
-    uint64_t timer;
-    struct ev_deferred_free *next;   /* Pending, for the flush at close. */
-};
-
-static struct ev_deferred_free *ev_deferred;
-
-static void
-deferred_free_cb(void *aux)
-{
-    struct ev_deferred_free *df = aux;
-
-    for (struct ev_deferred_free **p = &ev_deferred; *p; p = &(*p)->next) {
-        if (*p == df) {
-            *p = df->next;
-            break;
-        }
-    }
-    df->ff(df->opaque);
-    free(df);
-}
-
-static void
-defer_free(virFreeCallback ff, void *opaque)
-{
-    if (ff) {
-        struct ev_deferred_free *df = XNEW(struct ev_deferred_free);
-
-        df->ff = ff;
-        df->opaque = opaque;
-        df->next = ev_deferred;
-        ev_deferred = df;
-        df->timer = sched_add_timer(ev_sched, 0, deferred_free_cb, df);
-    }
-}
-
-/* Runs the free callbacks still waiting for the loop: after the last
- * connection is closed nothing holds libvirt's locks, and the loop may
- * never turn again (daemon exit), which would leak them. */
-static void
-flush_deferred_frees(void)
-{
-    while (ev_deferred) {
-        struct ev_deferred_free *df = ev_deferred;
-
-        sched_del_timer(ev_sched, df->timer);
-        deferred_free_cb(df);
-    }
-}
-
-static int
-ev_remove_handle(int watch)
-{
-    for (struct ev_handle **p = &ev_handles; *p; p = &(*p)->next) {
-        struct ev_handle *h = *p;
-
-        if (h->watch == watch) {
-            *p = h->next;
-            if (h->registered) {
-                sched_del_fd(ev_sched, h->dupfd);
-            }
-            close(h->dupfd);
-            defer_free(h->ff, h->opaque);
-            free(h);
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static void timeout_arm(struct ev_timeout *);
-
-static void
-timeout_fire_cb(void *aux)
-{
-    struct ev_timeout *t = aux;
-    int timer = t->timer;
-
-    t->sched_id = 0;
-    /* Re-arm first: the callback may update or remove the timeout. */
-    timeout_arm(t);
-    t->cb(timer, t->opaque);
-}
-
-static void
-timeout_arm(struct ev_timeout *t)
-{
-    if (t->sched_id) {
-        sched_del_timer(ev_sched, t->sched_id);
-        t->sched_id = 0;
-    }
-    if (t->freq_ms >= 0) {
-        t->sched_id = sched_add_timer(ev_sched,
-                                      (uint64_t) t->freq_ms * 1000000u,
-                                      timeout_fire_cb, t);
-    }
-}
-
-static int
-ev_add_timeout(int freq_ms, virEventTimeoutCallback cb, void *opaque,
-               virFreeCallback ff)
-{
-    struct ev_timeout *t = XNEW(struct ev_timeout);
-
-    t->timer = ev_next_id++;
-    t->freq_ms = freq_ms;
-    t->cb = cb;
-    t->opaque = opaque;
-    t->ff = ff;
-    t->next = ev_timeouts;
-    ev_timeouts = t;
-    timeout_arm(t);
-    return t->timer;
-}
-
-static void
-ev_update_timeout(int timer, int freq_ms)
-{
-    for (struct ev_timeout *t = ev_timeouts; t; t = t->next) {
-        if (t->timer == timer) {
-            t->freq_ms = freq_ms;
-            timeout_arm(t);
-            return;
-        }
-    }
-}
-
-static int
-ev_remove_timeout(int timer)
-{
-    for (struct ev_timeout **p = &ev_timeouts; *p; p = &(*p)->next) {
-        struct ev_timeout *t = *p;
-
-        if (t->timer == timer) {
-            *p = t->next;
-            if (t->sched_id) {
-                sched_del_timer(ev_sched, t->sched_id);
-            }
-            defer_free(t->ff, t->opaque);
-            free(t);
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ---- Driver instance ------------------------------------------------- */
 
 struct drv_hv {
@@ -345,7 +49,7 @@ struct drv_hv {
     virConnectPtr conn;
     drv_event_cb *cb;
     void *aux;
-    int cb_ids[4];
+    int cb_ids[4];              /* One per entry of events[]. */
     size_t n_cb_ids;
     int n_host_cpus;
     unsigned backoff_ms;
@@ -487,10 +191,26 @@ deregister_events(struct drv_hv *hv)
     virConnectUnregisterCloseCallback(hv->conn, close_cb);
 }
 
+/* The domain events the driver listens to; hv->cb_ids holds one
+ * registration per entry. */
+static const struct {
+    int id;                                /* VIR_DOMAIN_EVENT_ID_*. */
+    virConnectDomainEventGenericCallback cb;
+} events[] = {
+    { VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+      VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb) },
+    { VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(device_cb) },
+    { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+      VIR_DOMAIN_EVENT_CALLBACK(device_cb) },
+    { VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(tunable_cb) },
+};
+_Static_assert(ARRAY_SIZE(events)
+               <= ARRAY_SIZE(((struct drv_hv *) NULL)->cb_ids),
+               "struct drv_hv has a registration slot per event");
+
 static int
 do_connect(struct drv_hv *hv, char *err, size_t errlen)
 {
-    int id;
 
     hv->conn = virConnectOpen(hv->uri);
     if (!hv->conn) {
@@ -508,29 +228,14 @@ do_connect(struct drv_hv *hv, char *err, size_t errlen)
     virConnectSetKeepAlive(hv->conn, 5, 3);
     virConnectRegisterCloseCallback(hv->conn, close_cb, hv, NULL);
 
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-        VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
-        VIR_DOMAIN_EVENT_CALLBACK(device_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
-        VIR_DOMAIN_EVENT_CALLBACK(device_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
-    }
-    id = virConnectDomainEventRegisterAny(
-        hv->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
-        VIR_DOMAIN_EVENT_CALLBACK(tunable_cb), hv, NULL);
-    if (id >= 0) {
-        hv->cb_ids[hv->n_cb_ids++] = id;
+    for (size_t i = 0; i < ARRAY_SIZE(events); i++) {
+        int id = virConnectDomainEventRegisterAny(hv->conn, NULL,
+                                                  events[i].id,
+                                                  events[i].cb, hv, NULL);
+
+        if (id >= 0) {
+            hv->cb_ids[hv->n_cb_ids++] = id;
+        }
     }
     if (hv->n_cb_ids == 0) {
         snprintf(err, errlen, "%s: cannot register domain events", hv->uri);
@@ -584,18 +289,11 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
 {
     struct drv_hv *hv;
 
-    if (!ev_sched) {
-        ev_sched = s;
-        /* Must precede virConnectOpen: connections pick the event
-         * implementation up when they are opened. */
-        virSetErrorFunc(NULL, quiet_error);
-        virEventRegisterImpl(ev_add_handle, ev_update_handle,
-                             ev_remove_handle, ev_add_timeout,
-                             ev_update_timeout, ev_remove_timeout);
-    } else if (ev_sched != s) {
+    if (virtloop_register(s) < 0) {
         snprintf(err, errlen, "libvirt events already bound to a loop");
         return NULL;
     }
+    virSetErrorFunc(NULL, quiet_error);
     hv = XNEW(struct drv_hv);
     snprintf(hv->uri, sizeof hv->uri, "%s", uri ? uri : "qemu:///system");
     hv->sched = s;
@@ -623,136 +321,29 @@ lv_close(struct drv_hv *hv)
         deregister_events(hv);
         virConnectClose(hv->conn);
     }
-    flush_deferred_frees();
+    virtloop_flush();
     free(hv);
 }
 
-static virDomainPtr
-lookup(struct drv_hv *hv, const char *uuid)
+/* Domain 'uuid' into '*dom' (virDomainFree).  Returns 0, -ENOTCONN
+ * while disconnected or -ENOENT if there is no such domain. */
+static int
+lookup(struct drv_hv *hv, const char *uuid, virDomainPtr *dom)
 {
-    virDomainPtr dom;
-
     if (!hv->conn) {
-        return NULL;
+        return -ENOTCONN;
     }
-    dom = virDomainLookupByUUIDString(hv->conn, uuid);
-    return dom;
-}
-
-/* ---- XML facts (no XML library: only a few fixed elements) ---------- */
-
-/* Copies the value of attribute 'attr' of the tag starting at 'tag' (up
- * to its '>') into 'buf'.  Returns true if found. */
-static bool
-xml_attr(const char *tag, const char *attr, char *buf, size_t len)
-{
-    const char *end = strchr(tag, '>');
-    size_t alen = strlen(attr);
-
-    for (const char *p = tag; p && end && p < end; p++) {
-        if (!strncmp(p, attr, alen) && p[alen] == '=' && p > tag
-            && (p[-1] == ' ' || p[-1] == '\n' || p[-1] == '\t')) {
-            char q = p[alen + 1];
-            const char *v = p + alen + 2, *ve;
-
-            if (q != '\'' && q != '"') {
-                return false;
-            }
-            ve = strchr(v, q);
-            if (!ve || ve > end || (size_t) (ve - v) >= len) {
-                return false;
-            }
-            memcpy(buf, v, (size_t) (ve - v));
-            buf[ve - v] = '\0';
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Adds pin 's' to d's static pins unless it covers every one of the
- * host's 'n_host' CPUs: such a pin constrains nothing.  It is also what
- * vpowerd's own restore leaves in a transient domain's live XML (the
- * original "no pinning" reads back as all CPUs), which must not make the
- * next vpowerd take the domain for an administrator-pinned one. */
-static void
-add_static_pin(struct drv_dom *d, const struct cpuset *s, int n_host)
-{
-    bool all = n_host > 0;
-
-    for (int c = 0; all && c < n_host && c < POL_MAX_CPUS; c++) {
-        all = cpuset_has(s, (unsigned) c);
-    }
-    if (!all) {
-        d->static_pinning = true;
-        cpuset_or(&d->static_cpus, &d->static_cpus, s);
-    }
-}
-
-/* Static pins of the administrator: <vcpu cpuset=...>, <vcpupin>,
- * <emulatorpin> in the persistent (inactive) definition -- the live one
- * also shows the pins vpowerd itself made.  Transient domains have only
- * the live one; vpowerd decides about them once, when it first sees
- * them, before it pins anything. */
-static void
-parse_static_pins(const char *xml, struct drv_dom *d, int n_host)
-{
-    const char *p;
-    char val[512];
-    struct cpuset s;
-
-    cpuset_zero(&d->static_cpus);
-    d->static_pinning = false;
-    p = strstr(xml, "<vcpu ");
-    if (p && xml_attr(p, "cpuset", val, sizeof val)
-        && cpuset_parse(&s, val) == 0) {
-        add_static_pin(d, &s, n_host);
-    }
-    p = strstr(xml, "<cputune");
-    if (!p) {
-        return;
-    }
-    for (const char *q = p; (q = strstr(q, "<vcpupin ")); q++) {
-        if (xml_attr(q, "cpuset", val, sizeof val)
-            && cpuset_parse(&s, val) == 0) {
-            add_static_pin(d, &s, n_host);
-        }
-    }
-    for (const char *q = p; (q = strstr(q, "<emulatorpin ")); q++) {
-        if (xml_attr(q, "cpuset", val, sizeof val)
-            && cpuset_parse(&s, val) == 0) {
-            add_static_pin(d, &s, n_host);
-        }
-    }
-}
-
-static void
-parse_agent_path(const char *xml, struct drv_dom *d)
-{
-    char val[DRV_PATH_LEN];
-
-    d->agent_path[0] = '\0';
-    for (const char *c = xml; (c = strstr(c, "<channel ")); c++) {
-        const char *end = strstr(c, "</channel>");
-        const char *src = strstr(c, "<source ");
-        const char *tgt = strstr(c, "<target ");
-
-        if (!end || !src || !tgt || src > end || tgt > end) {
-            continue;
-        }
-        if (xml_attr(tgt, "name", val, sizeof val)
-            && !strcmp(val, AGENT_CHANNEL)
-            && xml_attr(src, "path", val, sizeof val)) {
-            snprintf(d->agent_path, sizeof d->agent_path, "%s", val);
-            return;
-        }
-    }
+    *dom = virDomainLookupByUUIDString(hv->conn, uuid);
+    return *dom ? 0 : -ENOENT;
 }
 
 static int
 fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
 {
-    char *xml;
+    /* Number of host CPUs (online or not); -1 if unknown, and then
+     * every pin counts as static, the safe side. */
+    int n_host = virNodeGetCPUMap(hv->conn, NULL, NULL, 0);
+    char *xml, err[256];
     int n;
 
     memset(d, 0, sizeof *d);
@@ -767,19 +358,26 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
         return vir_errno();
     }
     d->n_vcpus = (unsigned) n;
+    /* Static pins of the administrator come from the persistent
+     * (inactive) definition: the live one also shows the pins vpowerd
+     * itself made.  Transient domains have only the live one; vpowerd
+     * decides about them once, when it first sees them, before it pins
+     * anything. */
     xml = virDomainGetXMLDesc(dom, d->persistent ? VIR_DOMAIN_XML_INACTIVE
                                                  : 0);
-    if (xml) {
-        /* Number of host CPUs (online or not); -1 if unknown, and then
-         * every pin counts as static, the safe side. */
-        parse_static_pins(xml, d, virNodeGetCPUMap(hv->conn, NULL, NULL, 0));
-        free(xml);
+    if (xml && domxml_static_pins(xml, n_host, d, err, sizeof err) < 0) {
+        LOG_WARN_RL("%s: leaving it alone: %s", d->name, err);
     }
-    xml = virDomainGetXMLDesc(dom, 0);
-    if (xml) {
-        parse_agent_path(xml, d);
+    if (d->persistent) {
         free(xml);
+        xml = virDomainGetXMLDesc(dom, 0);
     }
+    if (xml && domxml_agent_path(xml, AGENT_CHANNEL, d->agent_path,
+                                 sizeof d->agent_path, err,
+                                 sizeof err) < 0) {
+        LOG_WARN_RL("%s: no guest agent: %s", d->name, err);
+    }
+    free(xml);
     return 0;
 }
 
@@ -818,17 +416,16 @@ static int
 lv_vcpu_stats(struct drv_hv *hv, const char *uuid, struct drv_vcpu_stat *out,
               size_t max, size_t *n)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    virDomainPtr doms[2];
+    virDomainPtr dom, doms[2];
     virDomainStatsRecordPtr *recs = NULL;
     virVcpuInfoPtr info;
     struct halt_stats *halt = NULL;
-    int r, nv = 0;
+    int r = lookup(hv, uuid, &dom), nv = 0;
     bool bulk;
 
     *n = 0;
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     doms[0] = dom;
     doms[1] = NULL;
@@ -919,16 +516,44 @@ out:
     return r;
 }
 
-static void
-set_to_map(struct drv_hv *hv, const struct cpuset *s, unsigned char *map,
-           int maplen)
+/* One pin call on a domain: the domain and libvirt CPU maps of the
+ * host's size. */
+struct pin_call {
+    virDomainPtr dom;
+    unsigned char *maps;        /* 'n' maps of 'maplen' bytes each. */
+    int maplen;
+};
+
+/* Looks domain 'uuid' up and makes 'n' maps, the first holding 's'
+ * (CPUs the host does not have are left out) or all empty if 's' is
+ * NULL.  Returns 0 (then pin_end() releases 'pc') or lookup()'s
+ * error. */
+static int
+pin_begin(struct drv_hv *hv, const char *uuid, const struct cpuset *s,
+          int n, struct pin_call *pc)
 {
-    memset(map, 0, (size_t) maplen);
-    CPUSET_FOREACH (cpu, s) {
-        if (cpu < hv->n_host_cpus) {
-            VIR_USE_CPU(map, cpu);
+    int r = lookup(hv, uuid, &pc->dom);
+
+    if (r < 0) {
+        return r;
+    }
+    pc->maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
+    pc->maps = xcalloc((size_t) n, (size_t) pc->maplen);
+    if (s) {
+        CPUSET_FOREACH (cpu, s) {
+            if (cpu < hv->n_host_cpus) {
+                VIR_USE_CPU(pc->maps, cpu);
+            }
         }
     }
+    return 0;
+}
+
+static void
+pin_end(struct pin_call *pc)
+{
+    free(pc->maps);
+    virDomainFree(pc->dom);
 }
 
 static void
@@ -946,46 +571,38 @@ static int
 lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
             const struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, r = 0;
-    unsigned char *map;
+    struct pin_call pc;
+    int r = pin_begin(hv, uuid, s, 1, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xmalloc((size_t) maplen);
-    set_to_map(hv, s, map, maplen);
-    if (virDomainPinVcpuFlags(dom, vcpu, map, maplen,
+    if (virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
                               VIR_DOMAIN_AFFECT_LIVE) < 0
         && (!flags_unsupported()
-            || virDomainPinVcpuFlags(dom, vcpu, map, maplen,
+            || virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
                                      VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
         if (r != -ENOENT) {
             log_vir_error("pinning vCPU of", uuid);
         }
     }
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    struct pin_call pc;
     virDomainIOThreadInfoPtr *iot = NULL;
-    int maplen, r = 0, n;
-    unsigned char *map;
+    int r = pin_begin(hv, uuid, s, 1, &pc), n;
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xmalloc((size_t) maplen);
-    set_to_map(hv, s, map, maplen);
-    if (virDomainPinEmulator(dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    if (virDomainPinEmulator(pc.dom, pc.maps, pc.maplen,
+                             VIR_DOMAIN_AFFECT_LIVE) < 0) {
         r = vir_errno();
         if (r != -ENOENT) {
             log_vir_error("pinning emulator of", uuid);
@@ -994,10 +611,11 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     }
     /* IOThreads follow the emulator: a freed core still running a QEMU
      * I/O thread never reaches deep idle. */
-    n = virDomainGetIOThreadInfo(dom, &iot, VIR_DOMAIN_AFFECT_LIVE);
+    n = virDomainGetIOThreadInfo(pc.dom, &iot, VIR_DOMAIN_AFFECT_LIVE);
     for (int i = 0; i < n; i++) {
-        if (virDomainPinIOThread(dom, iot[i]->iothread_id, map, maplen,
-                                 VIR_DOMAIN_AFFECT_LIVE) < 0 && !r) {
+        if (virDomainPinIOThread(pc.dom, iot[i]->iothread_id, pc.maps,
+                                 pc.maplen, VIR_DOMAIN_AFFECT_LIVE) < 0
+            && !r) {
             r = vir_errno();
             log_vir_error("pinning iothread of", uuid);
         }
@@ -1005,8 +623,7 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     }
     free(iot);
 out:
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
@@ -1014,68 +631,62 @@ static int
 lv_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
                 struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, n, r = 0;
-    unsigned char *maps;
+    struct pin_call pc;
+    int n = (int) vcpu + 1, r = pin_begin(hv, uuid, NULL, n, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    n = (int) vcpu + 1;
-    maps = xcalloc((size_t) n, (size_t) maplen);
-    if (virDomainGetVcpuPinInfo(dom, n, maps, maplen,
+    if (virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
                                 VIR_DOMAIN_AFFECT_LIVE) < 0
         && (!flags_unsupported()
-            || virDomainGetVcpuPinInfo(dom, n, maps, maplen,
+            || virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
                                        VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
         r = vir_errno();
     } else {
-        map_to_set(VIR_GET_CPUMAP(maps, maplen, vcpu), maplen, s);
+        map_to_set(VIR_GET_CPUMAP(pc.maps, pc.maplen, vcpu), pc.maplen, s);
     }
-    free(maps);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_get_emulator_pin(struct drv_hv *hv, const char *uuid, struct cpuset *s)
 {
-    virDomainPtr dom = lookup(hv, uuid);
-    int maplen, r = 0;
-    unsigned char *map;
+    struct pin_call pc;
+    int r = pin_begin(hv, uuid, NULL, 1, &pc);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
-    maplen = VIR_CPU_MAPLEN(hv->n_host_cpus);
-    map = xcalloc(1, (size_t) maplen);
-    if (virDomainGetEmulatorPinInfo(dom, map, maplen,
+    if (virDomainGetEmulatorPinInfo(pc.dom, pc.maps, pc.maplen,
                                     VIR_DOMAIN_AFFECT_LIVE) < 0) {
         r = vir_errno();
     } else {
-        map_to_set(map, maplen, s);
+        map_to_set(pc.maps, pc.maplen, s);
     }
-    free(map);
-    virDomainFree(dom);
+    pin_end(&pc);
     return r;
 }
 
 static int
 lv_get_metadata(struct drv_hv *hv, const char *uuid, char *buf, size_t len)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    virDomainPtr dom;
     char *md;
-    int r = 0;
+    int r = lookup(hv, uuid, &dom);
 
     buf[0] = '\0';
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     md = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, VPOWER_XML_NS,
                               VIR_DOMAIN_AFFECT_LIVE);
     if (md) {
         if (strlen(md) >= len) {
+            /* Whoever set it learns why it is not used. */
+            LOG_WARN_RL("%s: vpower metadata is %zu bytes, more than %zu",
+                        uuid, strlen(md), len - 1);
             r = -ENAMETOOLONG;
         } else {
             snprintf(buf, len, "%s", md);
@@ -1095,12 +706,12 @@ lv_get_metadata(struct drv_hv *hv, const char *uuid, char *buf, size_t len)
 static int
 lv_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
 {
-    virDomainPtr dom = lookup(hv, uuid);
+    virDomainPtr dom;
     unsigned flags = VIR_DOMAIN_AFFECT_LIVE;
-    int r = 0;
+    int r = lookup(hv, uuid, &dom);
 
-    if (!dom) {
-        return hv->conn ? -ENOENT : -ENOTCONN;
+    if (r < 0) {
+        return r;
     }
     if (virDomainIsPersistent(dom) == 1) {
         flags |= VIR_DOMAIN_AFFECT_CONFIG;

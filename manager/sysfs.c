@@ -220,9 +220,10 @@ read_cpu(struct drv_host *h, unsigned cpu, const char *file, char *buf,
     return sysfs_read(h->root, rel, buf, len);
 }
 
+/* Reads cpuN/'file' as a decimal number in 0..'max'. */
 static int
-read_cpu_u32(struct drv_host *h, unsigned cpu, const char *file,
-             uint32_t *out)
+read_cpu_num(struct drv_host *h, unsigned cpu, const char *file,
+             uint64_t max, uint64_t *out)
 {
     char buf[64];
     int n = read_cpu(h, cpu, file, buf, sizeof buf);
@@ -233,7 +234,7 @@ read_cpu_u32(struct drv_host *h, unsigned cpu, const char *file,
     if (n < 0) {
         return n;
     }
-    if (sysfs_parse_u32(buf, out)) {
+    if (parse_u64_max(buf, max, out)) {
         LOG_WARN_RL("cpu%u/%s: not a number: \"%.20s\"", cpu, file, buf);
         return -EINVAL;
     }
@@ -241,23 +242,16 @@ read_cpu_u32(struct drv_host *h, unsigned cpu, const char *file,
 }
 
 static int
-read_cpu_u64(struct drv_host *h, unsigned cpu, const char *file,
-             uint64_t *out)
+read_cpu_u32(struct drv_host *h, unsigned cpu, const char *file,
+             uint32_t *out)
 {
-    char buf[64];
-    int n = read_cpu(h, cpu, file, buf, sizeof buf);
+    uint64_t v;
+    int error = read_cpu_num(h, cpu, file, UINT32_MAX, &v);
 
-    if (n == -EOVERFLOW) {
-        return -EINVAL;
+    if (!error) {
+        *out = (uint32_t) v;
     }
-    if (n < 0) {
-        return n;
-    }
-    if (sysfs_parse_u64(buf, out)) {
-        LOG_WARN_RL("cpu%u/%s: not a number: \"%.20s\"", cpu, file, buf);
-        return -EINVAL;
-    }
-    return 0;
+    return error;
 }
 
 /* Writes 'value' to cpuN/'file', journalling the original first. */
@@ -591,7 +585,7 @@ sysfs_get_idle(struct drv_host *h, unsigned cpu, struct drv_idle *idle)
     memset(idle, 0, sizeof *idle);
     for (k = 0; k < DRV_MAX_IDLE; k++) {
         char file[64], sub[32];
-        uint32_t dis;
+        uint32_t dis = 0;
         int error;
 
         snprintf(sub, sizeof sub, "cpuidle/state%u", k);
@@ -609,7 +603,8 @@ sysfs_get_idle(struct drv_host *h, unsigned cpu, struct drv_idle *idle)
         }
         if (!error) {
             snprintf(file, sizeof file, "%s/time", sub);
-            error = read_cpu_u64(h, cpu, file, &idle->time_us[k]);
+            error = read_cpu_num(h, cpu, file, UINT64_MAX,
+                                 &idle->time_us[k]);
         }
         if (!error) {
             snprintf(file, sizeof file, "%s/disable", sub);

@@ -13,13 +13,12 @@ check_PROGRAMS += tests/reliability/rel-daemon
 # (daemon.c compares its driver with drv_hv_libvirt: link both drivers,
 # as vpowerd does.)
 tests_reliability_rel_daemon_SOURCES = tests/reliability/rel-daemon.c \
-	manager/daemon.c manager/daemon.h manager/drv_libvirt.c \
-	manager/drv_dummy_hv.c
+	manager/daemon.c manager/daemon.h manager/drv_dummy_hv.c
 tests_reliability_rel_daemon_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
 	$(JSONC_CFLAGS) $(LIBNL_CFLAGS)
-tests_reliability_rel_daemon_LDADD = manager/libvpowermgr.a \
-	policy/libvpowerpolicy.a $(LIBVIRT_LIBS) $(JSONC_LIBS) \
-	$(LIBNL_LIBS) -lm
+tests_reliability_rel_daemon_LDADD = manager/libvpowervirt.a \
+	manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
 
 RELIABILITY_TESTS = \
 	tests/reliability/010-crash-kill.sh \

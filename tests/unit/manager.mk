@@ -1,17 +1,23 @@
 # tests/unit/manager.mk -- unit tests of manager/ (daemon engineer's
-# modules: the hypervisor drivers).
+# modules: the hypervisor drivers and what the libvirt one reads).
 MANAGER_TESTS = \
 	tests/unit/test-drv-libvirt \
+	tests/unit/test-virtloop \
 	tests/unit/test-drv-dummy-hv
 check_PROGRAMS += $(MANAGER_TESTS)
 TESTS += $(MANAGER_TESTS)
 MANAGER_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) -lm
-tests_unit_test_drv_libvirt_SOURCES = \
-	tests/unit/test-drv-libvirt.c manager/drv_libvirt.c
+tests_unit_test_drv_libvirt_SOURCES = tests/unit/test-drv-libvirt.c
 tests_unit_test_drv_libvirt_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)
-tests_unit_test_drv_libvirt_LDADD = $(MANAGER_TEST_LDADD) $(LIBVIRT_LIBS)
+tests_unit_test_drv_libvirt_LDADD = manager/libvpowervirt.a \
+	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
+tests_unit_test_virtloop_SOURCES = tests/unit/test-virtloop.c
+tests_unit_test_virtloop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(LIBVIRT_CFLAGS)
+tests_unit_test_virtloop_LDADD = manager/libvpowervirt.a \
+	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
 tests_unit_test_drv_dummy_hv_SOURCES = \
 	tests/unit/test-drv-dummy-hv.c manager/drv_dummy_hv.c
 tests_unit_test_drv_dummy_hv_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -33,3 +39,11 @@ tests_unit_test_notify_SOURCES = tests/unit/test-notify.c manager/notify.c
 tests_unit_test_notify_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBSYSTEMD_CFLAGS)
 tests_unit_test_notify_LDADD = $(MANAGER_TEST_LDADD) $(LIBSYSTEMD_LIBS)
+
+# The domain XML and metadata reader (manager/domxml.c, libxml2).
+check_PROGRAMS += tests/unit/test-domxml
+TESTS += tests/unit/test-domxml
+tests_unit_test_domxml_SOURCES = tests/unit/test-domxml.c
+tests_unit_test_domxml_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_domxml_LDADD = manager/libvpowervirt.a \
+	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)

@@ -1,7 +1,8 @@
 /* tests/unit/test-drv-libvirt.c -- drv_hv_libvirt against libvirt's
  * in-process test driver (test:///default), with the event adapters on
- * manager/sched: listing, pin round trips, metadata, and a lifecycle
- * event that must arrive through our own loop (no libvirt thread). */
+ * manager/sched: listing, pin round trips, metadata (whose look-alike
+ * elements are not the domain's), and a lifecycle event that must
+ * arrive through our own loop (no libvirt thread). */
 
 #include <config.h>
 
@@ -163,6 +164,39 @@ test_metadata(void **state)
     free(doms);
 }
 
+/* vpower's metadata is writable by any libvirt user allowed to set
+ * metadata.  Elements inside it that look like <vcpu cpuset=...> or an
+ * agent <channel> are not the domain's: they must neither make the
+ * domain count as statically pinned nor point vpowerd at a socket. */
+static void
+test_metadata_lookalikes(void **state)
+{
+    struct ctx *c = *state;
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    char uuid[DRV_UUID_LEN];
+    size_t n = 0;
+
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    snprintf(uuid, sizeof uuid, "%s", d->uuid);
+    free(doms);
+    assert_int_equal(drv_hv_libvirt.set_metadata(c->hv, uuid,
+        "<policy kind=\"balanced\">"
+        "<vcpu xmlns=\"urn:x\" cpuset=\"0\"/>"
+        "<channel xmlns=\"urn:x\" type=\"unix\">"
+        "<source path=\"/tmp/not-the-agent\"/>"
+        "<target name=\"org.vpower.agent.0\"/></channel></policy>"), 0);
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    assert_false(d->static_pinning);
+    assert_string_equal(d->agent_path, "");
+    free(doms);
+    assert_int_equal(drv_hv_libvirt.set_metadata(c->hv, uuid, NULL), 0);
+}
+
 static void
 timeout_cb(void *aux)
 {
@@ -202,6 +236,7 @@ main(void)
         cmocka_unit_test(test_list_and_stats),
         cmocka_unit_test(test_pins),
         cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_metadata_lookalikes),
         cmocka_unit_test(test_lifecycle_event),
     };
 
