@@ -123,8 +123,8 @@ struct pol_state {
     uint32_t thr_sorted[POL_MAX_CPUS];   /* Scratch: thread capacities. */
     float *need_sorted;                  /* [max_vcpus] scratch: sorted
                                           * needs (threads_hold(), or
-                                          * evaluate() with est_points). */
-    bool est_points;                     /* Scratch: evaluate() puts pool
+                                          * eval_plan() with est_points). */
+    bool est_points;                     /* Scratch: eval_plan() puts pool
                                           * cores at the per-core points
                                           * of their share (top_pool()). */
     uint32_t nom_cap[POL_MAX_DOMAINS];   /* One thread at nominal. */
