@@ -53,6 +53,19 @@ fail(struct parser *p, const char *fmt, ...)
     return -EINVAL;
 }
 
+/* Fails naming 'what' unless 'v' is at least 'prev', or above it when
+ * 'strict': a domain lists its points and idle states in order. */
+static int
+ordered(struct parser *p, const char *what, uint32_t v, uint32_t prev,
+        bool strict)
+{
+    if (strict ? v <= prev : v < prev) {
+        return fail(p, "%s '%u' %s previous %u", what, v,
+                    strict ? "not above" : "below", prev);
+    }
+    return 0;
+}
+
 /* Parses an unsigned decimal in [0, max] that must be the whole token. */
 static int
 parse_u32(const char *s, uint32_t max, uint32_t *out)
@@ -371,13 +384,10 @@ do_opp(struct parser *p, char **tok, unsigned n)
     if (d->n_opps) {
         const struct pol_opp *prev = &d->opps[d->n_opps - 1];
 
-        if (o.freq_khz <= prev->freq_khz) {
-            return fail(p, "opp kHz '%u' not above previous %u",
-                        o.freq_khz, prev->freq_khz);
-        }
-        if (o.capacity < prev->capacity) {
-            return fail(p, "opp capacity '%u' below previous %u",
-                        o.capacity, prev->capacity);
+        if (ordered(p, "opp kHz", o.freq_khz, prev->freq_khz, true)
+            || ordered(p, "opp capacity", o.capacity, prev->capacity,
+                       false)) {
+            return -EINVAL;
         }
     }
     d->opps[d->n_opps++] = o;
@@ -416,13 +426,11 @@ do_idle(struct parser *p, char **tok, unsigned n)
     if (d->n_idle) {
         const struct pol_idle_state *prev = &d->idle[d->n_idle - 1];
 
-        if (s.exit_latency_us < prev->exit_latency_us) {
-            return fail(p, "idle exit latency '%u' below previous %u",
-                        s.exit_latency_us, prev->exit_latency_us);
-        }
-        if (s.target_residency_us < prev->target_residency_us) {
-            return fail(p, "idle target residency '%u' below previous %u",
-                        s.target_residency_us, prev->target_residency_us);
+        if (ordered(p, "idle exit latency", s.exit_latency_us,
+                    prev->exit_latency_us, false)
+            || ordered(p, "idle target residency", s.target_residency_us,
+                       prev->target_residency_us, false)) {
+            return -EINVAL;
         }
     }
     d->idle[d->n_idle++] = s;
