@@ -346,6 +346,25 @@ do_domain(struct parser *p, char **tok, unsigned n)
     return 0;
 }
 
+/* The domain a line of 'what' (opp, idle, cluster) describes: the one
+ * the last 'domain' line opened; NULL, after fail(), before any. */
+static struct pol_domain *
+cur_domain(struct parser *p, const char *what)
+{
+    if (p->cur_dom < 0) {
+        fail(p, "'%s' outside a domain", what);
+        return NULL;
+    }
+    return &p->m->domains[p->cur_dom];
+}
+
+/* Fails when a domain already has 'have' of at most 'max' 'what'. */
+static int
+full(struct parser *p, unsigned have, unsigned max, const char *what)
+{
+    return have >= max ? fail(p, "too many %s (max %u)", what, max) : 0;
+}
+
 /* opp KHZ CAPACITY BUSY_MW [turbo] [cluster MW] */
 static int
 do_opp(struct parser *p, char **tok, unsigned n)
@@ -353,12 +372,9 @@ do_opp(struct parser *p, char **tok, unsigned n)
     struct pol_domain *d;
     struct pol_opp o;
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'opp' outside a domain");
-    }
-    d = &p->m->domains[p->cur_dom];
-    if (d->n_opps >= POL_MAX_OPPS) {
-        return fail(p, "too many opps (max %d)", POL_MAX_OPPS);
+    d = cur_domain(p, "opp");
+    if (!d || full(p, d->n_opps, POL_MAX_OPPS, "opps")) {
+        return -EINVAL;
     }
     memset(&o, 0, sizeof o);
     if (num(p, tok, n, 1, MAX_KHZ, "opp kHz", &o.freq_khz)
@@ -401,12 +417,9 @@ do_idle(struct parser *p, char **tok, unsigned n)
     struct pol_domain *d;
     struct pol_idle_state s;
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'idle' outside a domain");
-    }
-    d = &p->m->domains[p->cur_dom];
-    if (d->n_idle >= POL_MAX_IDLE) {
-        return fail(p, "too many idle states (max %d)", POL_MAX_IDLE);
+    d = cur_domain(p, "idle");
+    if (!d || full(p, d->n_idle, POL_MAX_IDLE, "idle states")) {
+        return -EINVAL;
     }
     if (n != 5) {
         return fail(p, "'idle' takes name, exit us, residency us, mW");
@@ -440,15 +453,14 @@ do_idle(struct parser *p, char **tok, unsigned n)
 static int
 do_cluster(struct parser *p, char **tok, unsigned n)
 {
-    struct pol_domain *d;
+    struct pol_domain *d = cur_domain(p, "cluster");
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'cluster' outside a domain");
+    if (!d) {
+        return -EINVAL;
     }
     if (n != 3) {
         return fail(p, "'cluster' takes active and idle mW");
     }
-    d = &p->m->domains[p->cur_dom];
     return num(p, tok, n, 1, MAX_MW, "cluster active mW",
                &d->cluster_active_mw)
            || num(p, tok, n, 2, MAX_MW, "cluster idle mW",
