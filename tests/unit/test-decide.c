@@ -901,6 +901,82 @@ test_thermal_misfit(void **state)
     pol_plan_destroy(p);
 }
 
+/* Own cores in the final plan: each vCPU of a performance VM and a
+ * packed vCPU too big for the pool's level (a misfit) may run on one
+ * CPU of a core of its own, no two on the same core and none in the
+ * pool; the misfit's VM keeps the pool for its emulator threads and adds
+ * that CPU, the performance VM's emulator threads run in the pool. */
+static void
+test_own_core_pins(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    struct cpuset pool, own, x;
+    char err[128];
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 8\n"
+                        "package 0 0-3 9000 3000\n"
+                        "package 1 4-7 9000 3000\n"
+                        "domain 0-7 per-core\n"
+                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
+     * than a 1 GHz thread's 410); VMs 1-3: 5 % each; VM 4: performance,
+     * two vCPUs. */
+    world_vms(&w, 8, 5, 1, 51, 0);
+    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 717;
+    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 717;
+    w.vms[4].policy.kind = POL_PERFORMANCE;
+    w.vms[4].n_vcpus = 2;
+    w.vcpus[5] = w.vcpus[4];
+    w.vcpus[5].idx = 1;
+    w.in.n_vcpus = 6;
+    /* Package 0 capped at 1 GHz: VM 0 does not fit a pool thread there
+     * (as in test_thermal_misfit). */
+    for (unsigned c = 0; c < 4; c++) {
+        w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
+    }
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+
+    pool = p->vcpu_allowed[1];
+    assert_false(cpuset_empty(&pool));
+    for (unsigned i = 2; i < 4; i++) {
+        assert_true(cpuset_equal(&p->vcpu_allowed[i], &pool));
+    }
+    assert_int_equal(p->vm_reason[0], POL_R_PACKED);
+    assert_int_equal(p->vm_reason[4], POL_R_PERFORMANCE);
+    cpuset_zero(&own);
+    for (unsigned i = 0; i < 6; i++) {
+        int c;
+
+        if (i >= 1 && i <= 3) {
+            continue;
+        }
+        assert_int_equal(cpuset_count(&p->vcpu_allowed[i]), 1);
+        c = cpuset_next(&p->vcpu_allowed[i], 0);
+        assert_true(cpuset_has(&p->active, (unsigned) c));
+        assert_false(cpuset_has(&pool, (unsigned) c));
+        CPUSET_FOREACH (s, &own) {
+            assert_int_not_equal(m->cpu_core[s], m->cpu_core[c]);
+        }
+        cpuset_set(&own, (unsigned) c);
+    }
+    cpuset_or(&x, &pool, &p->vcpu_allowed[0]);
+    assert_true(cpuset_equal(&p->vm_emulator[0], &x));
+    assert_true(cpuset_equal(&p->vm_emulator[4], &pool));
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 /* Turbo only where the model says it pays: a lone core of its package
  * races to idle at a turbo point when the package's extra power makes
  * that cheaper per unit of work; not with a cheap package, not without
@@ -1396,6 +1472,7 @@ main(void)
         cmocka_unit_test(test_pool_trim),
         cmocka_unit_test(test_pool_trim_smt),
         cmocka_unit_test(test_thermal_misfit),
+        cmocka_unit_test(test_own_core_pins),
         cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
