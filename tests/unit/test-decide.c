@@ -852,19 +852,14 @@ test_pool_trim_smt(void **state)
     pol_plan_destroy(p);
 }
 
-/* A thermal cap on one package: a vCPU that needs more than a capped
- * thread gets an own core on the cool package, light ones may stay on
- * capped cores, and no domain runs above its cap. */
+/* Two packages of four per-core domains, package 0 (CPUs 0-3) capped
+ * at 1 GHz; 'n' one-vCPU VMs: VM 0 at 70 % of nominal (needs 896 with
+ * headroom, more than a 1 GHz thread's 410), the others at 5 %. */
 static void
-test_thermal_misfit(void **state)
+capped_world(struct world *w, unsigned n)
 {
-    static struct world w;
-    struct pol_plan *p = pol_plan_create(64, 512);
-    struct pol_config cfg;
-    struct pol_state *st;
     char err[128];
 
-    (void) state;
     if (pol_model_parse(m, "cpus 8\n"
                         "package 0 0-3 9000 3000\n"
                         "package 1 4-7 9000 3000\n"
@@ -875,15 +870,27 @@ test_thermal_misfit(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
-     * than a 1 GHz thread's 410); VMs 1-3: 5 % each. */
-    world_vms(&w, 8, 4, 1, 51, 0);
-    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 717;
-    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 717;
-    /* Package 0 (CPUs 0-3) capped at 1 GHz. */
+    world_vms(w, 8, n, 1, 51, 0);
+    w->vcpus[0].load.avg_cap = w->vcpus[0].load.slow_cap = 717;
+    w->vcpus[0].load.last_cap = w->vcpus[0].load.peak_cap = 717;
     for (unsigned c = 0; c < 4; c++) {
-        w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
+        w->in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
     }
+}
+
+/* A thermal cap on one package: a vCPU that needs more than a capped
+ * thread gets an own core on the cool package, light ones may stay on
+ * capped cores, and no domain runs above its cap. */
+static void
+test_thermal_misfit(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+
+    (void) state;
+    capped_world(&w, 4);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
@@ -914,35 +921,16 @@ test_own_core_pins(void **state)
     struct pol_config cfg;
     struct pol_state *st;
     struct cpuset pool, own, x;
-    char err[128];
 
     (void) state;
-    if (pol_model_parse(m, "cpus 8\n"
-                        "package 0 0-3 9000 3000\n"
-                        "package 1 4-7 9000 3000\n"
-                        "domain 0-7 per-core\n"
-                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
-    /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
-     * than a 1 GHz thread's 410); VMs 1-3: 5 % each; VM 4: performance,
-     * two vCPUs. */
-    world_vms(&w, 8, 5, 1, 51, 0);
-    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 717;
-    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 717;
+    /* VM 0 a misfit (it does not fit a capped pool thread), VMs 1-3
+     * light, VM 4 performance with two vCPUs. */
+    capped_world(&w, 5);
     w.vms[4].policy.kind = POL_PERFORMANCE;
     w.vms[4].n_vcpus = 2;
     w.vcpus[5] = w.vcpus[4];
     w.vcpus[5].idx = 1;
     w.in.n_vcpus = 6;
-    /* Package 0 capped at 1 GHz: VM 0 does not fit a pool thread there
-     * (as in test_thermal_misfit). */
-    for (unsigned c = 0; c < 4; c++) {
-        w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
-    }
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
