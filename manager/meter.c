@@ -17,8 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/log.h"
 #include "manager/sysfs.h"
 #include "manager/util.h"
+
+#define LOG_MODULE "meter"
 
 /* ---- List ------------------------------------------------------------- */
 
@@ -224,7 +227,11 @@ meter_choose_host(const struct meter_list *list, struct meter_choice *c)
     }
     c->scope = n_pkg_dram == n_pkg ? METER_SCOPE_PACKAGE_DRAM
                                    : METER_SCOPE_PACKAGE;
-    for (size_t i = 0; i < list->n && c->n < METER_HOST_MAX; i++) {
+    if (n_pkg + (c->scope == METER_SCOPE_PACKAGE_DRAM ? n_pkg_dram : 0)
+        > METER_HOST_MAX) {
+        return -E2BIG;
+    }
+    for (size_t i = 0; i < list->n; i++) {
         const struct meter_info *m = &list->meters[i];
         if (m->kind == METER_KIND_RAPL
             && (m->scope == METER_SCOPE_PACKAGE
@@ -234,6 +241,54 @@ meter_choose_host(const struct meter_list *list, struct meter_choice *c)
         }
     }
     return 0;
+}
+
+int
+meter_describe(const struct meter_info *m, char *buf, size_t len)
+{
+    if (!m->counter && m->interval_ms) {
+        return snprintf(buf, len, "%s: %s, %s, %s, power, averaged over "
+                        "%u ms", m->name, meter_kind_name(m->kind),
+                        meter_scope_name(m->scope), m->path,
+                        (unsigned) m->interval_ms);
+    }
+    return snprintf(buf, len, "%s: %s, %s, %s%s", m->name,
+                    meter_kind_name(m->kind), meter_scope_name(m->scope),
+                    m->path, m->counter ? "" : ", power");
+}
+
+void
+meter_log_list(const struct meter_list *list)
+{
+    char line[METER_NAME_LEN + METER_PATH_LEN + 80];
+    struct meter_choice c;
+    size_t used = 0;
+    int r;
+
+    for (size_t i = 0; i < list->n; i++) {
+        meter_describe(&list->meters[i], line, sizeof line);
+        LOG_INFO("meter %s", line);
+    }
+    for (size_t i = 0; i < list->n_problems; i++) {
+        LOG_WARN("meter not usable: %s", list->problems[i]);
+    }
+    r = meter_choose_host(list, &c);
+    if (r < 0) {
+        LOG_WARN("no whole-host meter: %s", r == -E2BIG
+                 ? "too many zones to sum" : "none of psys, hwmon "
+                 "power_meter, IPMI DCMI or RAPL package found");
+        return;
+    }
+    line[0] = '\0';
+    for (size_t i = 0; i < c.n; i++) {
+        r = snprintf(line + used, sizeof line - used, "%s%s", i ? "+" : "",
+                     list->meters[c.idx[i]].name);
+        if (r < 0 || (size_t) r >= sizeof line - used) {
+            break;
+        }
+        used += (size_t) r;
+    }
+    LOG_INFO("whole-host meter: %s (%s)", line, meter_scope_name(c.scope));
 }
 
 /* ---- Reading ---------------------------------------------------------- */

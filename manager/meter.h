@@ -160,7 +160,9 @@ struct meter_choice {
  * meter (RAPL psys, then a hwmon energy counter, then a hwmon power
  * sensor, then IPMI DCMI), else every RAPL package zone plus every DRAM
  * zone when each package has one, else every package zone.  -ENOENT
- * when 'list' has none of these. */
+ * when 'list' has none of these, -E2BIG when the sum would need more
+ * than METER_HOST_MAX meters (never a sum that covers less than its
+ * scope says). */
 int meter_choose_host(const struct meter_list *, struct meter_choice *);
 
 /* Opens the meters of 'choice' as one meter whose energy is their sum
@@ -169,6 +171,16 @@ int meter_choose_host(const struct meter_list *, struct meter_choice *);
 struct meter *meter_host_open(const struct meter_list *,
                               const struct meter_choice *,
                               char *err, size_t errlen);
+
+/* One line for a log or a status display:
+ * "package-0: rapl, package, /sys/class/powercap/intel-rapl:0/energy_uj"
+ * plus ", power, averaged over N ms" for a power sensor.  Returns what
+ * snprintf returns. */
+int meter_describe(const struct meter_info *, char *buf, size_t len);
+
+/* Logs (module "meter") every meter of 'list' at info level, every
+ * problem at warning level, and the whole-host choice or its absence. */
+void meter_log_list(const struct meter_list *);
 
 /* ---- Reading ---------------------------------------------------------- */
 

@@ -10,7 +10,10 @@
  *
  * What a sensor covers is known only for "power_meter" (the ACPI power
  * meter, ACPI000D: the whole platform as measured by the BMC or the power
- * supply).  Sensors of other devices are listed with scope "other" and
+ * supply; "acpi_power_meter" is accepted as the same).  A sensor with no
+ * usable value at discovery (all ones, garbage, unreadable) is not
+ * listed: a BMC that never has a reading must not displace RAPL as the
+ * host meter.  Sensors of other devices are listed with scope "other" and
  * never chosen as the host meter.
  *
  * A BMC with no reading makes acpi_power_meter print all ones
@@ -76,8 +79,9 @@ add_sensor(struct meter_list *list, const char *base, const char *hwname,
     char err[METER_ERR_LEN], ipath[METER_PATH_LEN];
     uint64_t v;
 
-    m.scope = strcmp(hwname, "power_meter") ? METER_SCOPE_OTHER
-                                            : METER_SCOPE_PLATFORM;
+    m.scope = !strcmp(hwname, "power_meter")
+              || !strcmp(hwname, "acpi_power_meter") ? METER_SCOPE_PLATFORM
+                                                     : METER_SCOPE_OTHER;
     snprintf(m.name, sizeof m.name, "%.40s/%s%u", hwname,
              counter ? "energy" : "power", ch);
     if ((size_t) snprintf(m.path, sizeof m.path, "%s/%s", base, file)

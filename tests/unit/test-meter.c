@@ -32,6 +32,8 @@
 #include <cmocka.h>
 #include <linux/ipmi.h>
 
+#include "manager/log.h"
+
 #define S_NS 1000000000ull
 
 static char root[256];
@@ -640,6 +642,98 @@ test_choose_host(void **st)
     assert_int_equal(meter_choose_host(&list, &c), 0);
     assert_int_equal(c.idx[0], 1);
     meter_list_clear(&list);
+
+    /* Nine packages: nine zones fit, eighteen with DRAM do not, and a
+     * sum that would leave some out is refused, not truncated. */
+    for (int p = 0; p < 9; p++) {
+        add(&list, METER_KIND_RAPL, METER_SCOPE_PACKAGE, p, true, "pkg");
+        if (p) {
+            add(&list, METER_KIND_RAPL, METER_SCOPE_DRAM, p, true, "dram");
+        }
+    }
+    assert_int_equal(meter_choose_host(&list, &c), 0);
+    assert_int_equal(c.scope, METER_SCOPE_PACKAGE);
+    assert_int_equal(c.n, 9);
+    add(&list, METER_KIND_RAPL, METER_SCOPE_DRAM, 0, true, "dram");
+    assert_int_equal(meter_choose_host(&list, &c), -E2BIG);
+    meter_list_clear(&list);
+}
+
+/* What vpowerd logs and vpowerctl status shows. */
+static void
+test_describe_log(void **st)
+{
+    struct meter_list list;
+    char line[METER_ERR_LEN], want[METER_ERR_LEN + 600], log[4096];
+    size_t got;
+    FILE *f;
+    int saved;
+
+    (void) st;
+    rapl_two_packages();
+    rapl_zone("intel-rapl:2", "bogus\n", "1\n", "100\n");
+    put("hwmon/hwmon0/name", "acpi_power_meter\n");
+    put("hwmon/hwmon0/power1_average", "1000000\n");
+    put("hwmon/hwmon0/power1_average_interval", "500\n");
+    discover(&list, NULL);
+    assert_int_equal(list.n, 6);
+    meter_describe(&list.meters[0], line, sizeof line);
+    snprintf(want, sizeof want, "package-0: rapl, package, %s",
+             sub("powercap/intel-rapl:0/energy_uj"));
+    assert_string_equal(line, want);
+    meter_describe(&list.meters[5], line, sizeof line);
+    snprintf(want, sizeof want, "acpi_power_meter/power1: hwmon, platform, "
+             "%s, power, averaged over 500 ms",
+             sub("hwmon/hwmon0/power1_average"));
+    assert_string_equal(line, want);
+
+    /* The log: every meter, every problem, the choice. */
+    f = tmpfile();
+    assert_non_null(f);
+    fflush(stderr);
+    saved = dup(2);
+    assert_true(dup2(fileno(f), 2) == 2);
+    log_init("test-meter", false, LOG_LVL_INFO);
+    meter_log_list(&list);
+    fflush(stderr);
+    assert_true(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(f);
+    got = fread(log, 1, sizeof log - 1, f);
+    log[got] = '\0';
+    fclose(f);
+    assert_non_null(strstr(log, "meter package-0: rapl, package, "));
+    assert_non_null(strstr(log, "meter dram-1: rapl, dram, "));
+    assert_non_null(strstr(log, "meter not usable: "));
+    assert_non_null(strstr(log, "unknown RAPL zone name \"bogus\""));
+    assert_non_null(strstr(log, "whole-host meter: acpi_power_meter/power1 "
+                                "(platform)"));
+    meter_list_clear(&list);
+
+    /* Without the platform meter: the RAPL sum. */
+    rapl_two_packages();
+    memset(&list, 0, sizeof list);
+    {
+        struct meter_roots roots = { .powercap = want, .hwmon = "",
+                                     .ipmi_dev = "" };
+        snprintf(want, sizeof want, "%s", sub("powercap"));
+        meter_discover(&roots, &list);
+    }
+    f = tmpfile();
+    saved = dup(2);
+    assert_true(dup2(fileno(f), 2) == 2);
+    meter_log_list(&list);
+    fflush(stderr);
+    assert_true(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(f);
+    got = fread(log, 1, sizeof log - 1, f);
+    log[got] = '\0';
+    fclose(f);
+    assert_non_null(strstr(log, "whole-host meter: "
+                           "package-0+dram-0+package-1+dram-1 "
+                           "(package+dram)"));
+    meter_list_clear(&list);
 }
 
 /* The host meter over two packages and their DRAM sums the four deltas,
@@ -940,6 +1034,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hwmon_bad, setup, teardown),
         cmocka_unit_test(test_choose_host),
+        cmocka_unit_test_setup_teardown(test_describe_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_sum, setup, teardown),
         cmocka_unit_test(test_ipmi_encode_decode),
         cmocka_unit_test_setup_teardown(test_ipmi_device, setup, teardown),
