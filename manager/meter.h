@@ -166,8 +166,10 @@ struct meter_choice {
 int meter_choose_host(const struct meter_list *, struct meter_choice *);
 
 /* Opens the meters of 'choice' as one meter whose energy is their sum
- * (kind SUM, the choice's scope, name "package-0+dram-0+...").  NULL
- * with 'err' filled if any of them fails to open. */
+ * (kind SUM, the choice's scope, name "package-0+dram-0+...").  A read
+ * fails if any part fails, with that part's message.  Owned by the
+ * caller (meter_close()).  NULL with 'err' filled if any part fails to
+ * open. */
 struct meter *meter_host_open(const struct meter_list *,
                               const struct meter_choice *,
                               char *err, size_t errlen);
@@ -184,6 +186,9 @@ void meter_log_list(const struct meter_list *);
 
 /* ---- Reading ---------------------------------------------------------- */
 
+/* Opens the meter 'info' describes (copied; the list may be freed).
+ * The caller owns the result and releases it with meter_close().  NULL
+ * with 'err' filled on failure. */
 struct meter *meter_open(const struct meter_info *, char *err,
                          size_t errlen);
 void meter_close(struct meter *);          /* NULL is fine. */
@@ -215,9 +220,10 @@ int meter_read_u64(const char *path, bool power, uint64_t *out, char *err,
 /* True for the "no reading" power values meter_read_u64() rejects. */
 bool meter_all_ones(uint64_t value);
 
-/* The dummy meter: 'info' (kind, scope, name) is copied; 'counter'
- * chooses between a counter set in microjoules and a power set in
- * microwatts.  Setting energy_uj or power_uw takes effect at the next
+/* The dummy meter, named 'name' with 'scope' and owned by the caller
+ * (meter_close()); 'counter' chooses between a counter set in
+ * microjoules, wrapping after 'max_range_uj' (0: 64 bits), and a power
+ * set in microwatts.  Setting energy_uj or power_uw takes effect at the next
  * read; an error set with meter_dummy_fail() is returned by the next
  * read only. */
 struct meter *meter_dummy_create(const char *name, enum meter_scope,
