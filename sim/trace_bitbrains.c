@@ -88,40 +88,54 @@ parse_num(const char *f, double *out)
     return !*end && isfinite(*out);
 }
 
+/* Reads the header line 'row': it must start with "Timestamp"; sets
+ * '*n_hdr' to its number of ';'-separated fields. */
 static int
-bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
-         size_t errlen)
+bb_header(const char *file, const char *row, size_t *n_hdr, char *err,
+          size_t errlen)
 {
-    size_t line = 0, cap = 0, n_hdr = 0;
-    char *save = NULL, *p = text;
+    if (strncmp(row, "Timestamp", 9)) {
+        snprintf(err, errlen, "%s:1: missing 'Timestamp' header", file);
+        return -EINVAL;
+    }
+    *n_hdr = 1;
+    for (const char *c = row; *c; c++) {
+        *n_hdr += *c == ';';
+    }
+    return 0;
+}
+
+static int
+bb_parse(const char *file, char *text, size_t len, struct bb_file *bf,
+         char *err, size_t errlen)
+{
+    struct trace_line l = { 0, 0, 0 };
+    size_t pos = 0, cap = 0, n_hdr = 0;
+    char *save = NULL;
 
     memset(bf, 0, sizeof *bf);
-    while (p && *p) {
-        char *nl = strchr(p, '\n');
-        char *row = p;
+    while (trace_next_line(text, len, &pos, &l)) {
+        char *row = text + l.off;
         char *fields[16];
         size_t nf = 0;
         double v[5];
 
-        if (nl) {
-            *nl = '\0';
+        if (memchr(row, '\0', l.len)) {
+            snprintf(err, errlen, "%s:%zu: NUL byte in the line", file,
+                     l.no);
+            return -EINVAL;
         }
-        p = nl ? nl + 1 : NULL;
-        line++;
-        if (line == 1) {
-            if (strncmp(row, "Timestamp", 9)) {
-                snprintf(err, errlen, "%s:1: missing 'Timestamp' header",
-                         file);
-                return -EINVAL;
+        row[l.len] = '\0';
+        if (l.no == 1) {
+            int rc = bb_header(file, row, &n_hdr, err, errlen);
+
+            if (rc) {
+                return rc;
             }
-            for (char *c = row; *c; c++) {
-                n_hdr += *c == ';';
-            }
-            n_hdr++;
             continue;
         }
-        if (row[0] == '\0' || (row[0] == '\r' && row[1] == '\0')) {
-            snprintf(err, errlen, "%s:%zu: empty line", file, line);
+        if (row[0] == '\0') {
+            snprintf(err, errlen, "%s:%zu: empty line", file, l.no);
             return -EINVAL;
         }
         for (char *f = strtok_r(row, ";", &save); f && nf < 16;
@@ -130,39 +144,39 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
         }
         if (nf != n_hdr || nf < 5) {
             snprintf(err, errlen, "%s:%zu: %zu fields, expected %zu", file,
-                     line, nf, n_hdr);
+                     l.no, nf, n_hdr);
             return -EINVAL;
         }
         for (int i = 0; i < 5; i++) {
             if (!parse_num(fields[i], &v[i])) {
                 snprintf(err, errlen, "%s:%zu: field %d is not a number",
-                         file, line, i + 1);
+                         file, l.no, i + 1);
                 return -EINVAL;
             }
             if (v[i] < 0) {
                 snprintf(err, errlen, "%s:%zu: field %d is negative",
-                         file, line, i + 1);
+                         file, l.no, i + 1);
                 return -EINVAL;
             }
         }
         if (v[0] > BB_MAX_TS) {
             snprintf(err, errlen, "%s:%zu: timestamp %.0f is not Unix "
-                     "seconds before 2100", file, line, v[0]);
+                     "seconds before 2100", file, l.no, v[0]);
             return -EINVAL;
         }
         if (v[1] != floor(v[1]) || v[1] > BB_MAX_VCPUS) {
             snprintf(err, errlen, "%s:%zu: CPU cores %g out of range "
-                     "[0, %d]", file, line, v[1], BB_MAX_VCPUS);
+                     "[0, %d]", file, l.no, v[1], BB_MAX_VCPUS);
             return -EINVAL;
         }
         if (v[1] > 0 && v[2] <= 0) {
             snprintf(err, errlen, "%s:%zu: zero provisioned capacity",
-                     file, line);
+                     file, l.no);
             return -EINVAL;
         }
         if (bf->n_rows && (int64_t) v[0] <= bf->ts[bf->n_rows - 1]) {
             snprintf(err, errlen, "%s:%zu: timestamp not increasing", file,
-                     line);
+                     l.no);
             return -EINVAL;
         }
         if (bf->n_rows == cap) {
@@ -192,7 +206,8 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
         bf->n_rows++;
     }
     if (bf->n_rows == 0) {
-        snprintf(err, errlen, "%s:%zu: no data rows", file, line ? line : 1);
+        snprintf(err, errlen, "%s:%zu: no data rows", file,
+                 l.no ? l.no : 1);
         return -EINVAL;
     }
     return 0;
@@ -211,23 +226,19 @@ bb_load(const char *dir, const struct trace_opts *opts,
         struct trace_set *set, char *err, size_t errlen)
 {
     char **names;
-    int n = trace_list_dir(dir, ".csv", &names, err, errlen);
-    size_t want, n_int;
+    size_t n, want, n_int;
     struct bb_file *bf;
     int64_t t0 = INT64_MAX;
-    int rc = 0;
+    int rc = trace_select(dir, ".csv", ".csv files", opts, &names, &n, err,
+                          errlen);
 
     memset(set, 0, sizeof *set);
-    if (n < 0) {
-        return n;
+    if (rc < 0) {
+        trace_names_free(names, n);
+        return rc;
     }
-    want = opts->max_vms ? opts->max_vms : (size_t) n;
-    if (n == 0 || want > (size_t) n) {
-        snprintf(err, errlen, "%s: %d .csv files, %zu requested", dir, n,
-                 want);
-        trace_names_free(names, (size_t) n);
-        return -ENOENT;
-    }
+    want = (size_t) rc;
+    rc = 0;
     bf = calloc(want, sizeof *bf);
     if (!bf) {
         abort();
@@ -240,8 +251,9 @@ bb_load(const char *dir, const struct trace_opts *opts,
         rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
                                  &text, &len, err, errlen);
         if (!rc) {
-            rc = bb_parse(path, text + trace_bom_len(text, len), &bf[i],
-                          err, errlen);
+            size_t b = trace_bom_len(text, len);
+
+            rc = bb_parse(path, text + b, len - b, &bf[i], err, errlen);
             free(text);
         }
         if (!rc && bf[i].ts[0] < t0) {
@@ -323,7 +335,7 @@ bb_load(const char *dir, const struct trace_opts *opts,
         bb_free(&bf[i]);
     }
     free(bf);
-    trace_names_free(names, (size_t) n);
+    trace_names_free(names, n);
     if (rc) {
         trace_set_free(set);
     }

@@ -18,67 +18,63 @@
 #define PL_LINES 288
 #define PL_INTERVAL_S 300
 
+/* Writes "FILE:LINE: WHAT 'TEXT'" for line 'l' into 'err', the line's
+ * text escaped and cut short (trace_esc()). */
+static int
+pl_bad(const char *file, const char *text, const struct trace_line *l,
+       const char *what, char *err, size_t errlen)
+{
+    char q[96];
+
+    trace_esc(q, sizeof q, text + l->off, l->len, 20);
+    snprintf(err, errlen, "%s:%zu: %s '%s'", file, l->no, what, q);
+    return -EINVAL;
+}
+
 int
 trace_planetlab_parse(const char *file, const char *text, size_t len,
                       uint32_t *pct, size_t n_lines, char *err,
                       size_t errlen)
 {
-    size_t pos = 0, line = 0;
+    struct trace_line l = { 0, 0, 0 };
+    size_t pos = 0;
 
     if (len == 0) {
         snprintf(err, errlen, "%s:1: empty file", file);
         return -EINVAL;
     }
-    while (pos < len) {
-        size_t start = pos, end;
+    while (trace_next_line(text, len, &pos, &l)) {
         uint32_t v = 0;
 
-        line++;
-        while (pos < len && text[pos] != '\n') {
-            pos++;
-        }
-        end = pos;
-        if (pos < len) {
-            pos++;                      /* Skip the newline. */
-        }
-        if (end > start && text[end - 1] == '\r') {
-            end--;
-        }
-        if (line > n_lines) {
+        if (l.no > n_lines) {
             snprintf(err, errlen, "%s:%zu: extra line: expected %zu lines",
-                     file, line, n_lines);
+                     file, l.no, n_lines);
             return -EINVAL;
         }
-        if (end == start) {
-            snprintf(err, errlen, "%s:%zu: empty line", file, line);
+        if (l.len == 0) {
+            snprintf(err, errlen, "%s:%zu: empty line", file, l.no);
             return -EINVAL;
         }
-        for (size_t i = start; i < end; i++) {
+        for (size_t i = l.off; i < l.off + l.len; i++) {
             char c = text[i];
 
             if (c < '0' || c > '9') {
-                snprintf(err, errlen, "%s:%zu: not an integer percent: "
-                         "'%.*s'", file, line,
-                         (int) (end - start > 20 ? 20 : end - start),
-                         text + start);
-                return -EINVAL;
+                return pl_bad(file, text, &l, "not an integer percent:",
+                              err, errlen);
             }
             if (v <= 1000) {
                 v = v * 10 + (uint32_t) (c - '0');
             }
         }
         if (v > 100) {
-            snprintf(err, errlen, "%s:%zu: value %.*s out of range "
-                     "[0, 100]", file, line,
-                     (int) (end - start > 20 ? 20 : end - start),
-                     text + start);
-            return -EINVAL;
+            return pl_bad(file, text, &l, "out of range [0, 100]:", err,
+                          errlen);
         }
-        pct[line - 1] = v;
+        pct[l.no - 1] = v;
     }
-    if (line < n_lines) {
+    if (l.no < n_lines) {
         snprintf(err, errlen, "%s:%zu: truncated: %zu lines, expected %zu",
-                 file, line, line, n_lines);
+                 file, l.no, l.no, n_lines);
         return -EINVAL;
     }
     return 0;
@@ -96,22 +92,18 @@ pl_load(const char *dir, const struct trace_opts *opts,
         struct trace_set *set, char *err, size_t errlen)
 {
     char **names;
-    int n = trace_list_dir(dir, NULL, &names, err, errlen);
-    size_t want, n_int;
+    size_t n, want, n_int;
     uint32_t pct[PL_LINES];
-    int rc = 0;
+    int rc = trace_select(dir, NULL, "trace files", opts, &names, &n, err,
+                          errlen);
 
     memset(set, 0, sizeof *set);
-    if (n < 0) {
-        return n;
+    if (rc < 0) {
+        trace_names_free(names, n);
+        return rc;
     }
-    want = opts->max_vms ? opts->max_vms : (size_t) n;
-    if (n == 0 || want > (size_t) n) {
-        snprintf(err, errlen, "%s: %d trace files, %zu requested", dir, n,
-                 want);
-        trace_names_free(names, (size_t) n);
-        return -ENOENT;
-    }
+    want = (size_t) rc;
+    rc = 0;
     n_int = opts->max_intervals && opts->max_intervals < PL_LINES
             ? opts->max_intervals : PL_LINES;
     set->vms = calloc(want, sizeof *set->vms);
@@ -154,7 +146,7 @@ pl_load(const char *dir, const struct trace_opts *opts,
             vm->demand_ppm[k] = pct[k] * 10000;
         }
     }
-    trace_names_free(names, (size_t) n);
+    trace_names_free(names, n);
     if (rc) {
         trace_set_free(set);
     }

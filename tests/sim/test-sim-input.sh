@@ -1,0 +1,85 @@
+#!/bin/sh
+# tests/sim/test-sim-input.sh -- vpower-sim's answers to bad input: every
+# message names the file and what is wrong, quotes input with control
+# bytes and non-UTF-8 escaped (\xNN), never waits on a FIFO, and a host
+# with more vCPUs than a vpower decision handles is refused up front.
+set -u
+src=${VPOWER_SRCDIR:-.}
+build=${VPOWER_BUILDDIR:-.}
+sim=$build/sim/vpower-sim
+model=$src/config/models/xeon-r640-2s.model
+[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# Writes a valid 288-line PlanetLab trace to $1.
+pl_file() {
+    i=0
+    while [ $i -lt 288 ]; do echo 5; i=$((i + 1)); done > "$1"
+}
+
+# Runs vpower-sim with "$@" (at most 20 s: a FIFO must not block it) and
+# checks exit status 1 and that stderr holds the fixed string $want.
+expect() {
+    want=$1; shift
+    timeout 20 "$sim" --model "$model" --threads 1 "$@" \
+        > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [ $rc -ne 1 ] || ! grep -qF -- "$want" "$tmp/err"; then
+        echo "FAIL: $* -> exit $rc, stderr:"; cat "$tmp/err"
+        echo "  want: $want"
+        fails=1
+    fi
+    # Nothing but printable text and the newline reaches the terminal.
+    if LC_ALL=C grep -q '[[:cntrl:]]' "$tmp/err" \
+       || LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp/err"; then
+        echo "FAIL: $* -> raw control or non-ASCII bytes on stderr:"
+        od -c "$tmp/err" | head -5
+        fails=1
+    fi
+}
+
+# A bad trace line with terminal escapes, a bell and a non-UTF-8 byte.
+mkdir "$tmp/esc"
+pl_file "$tmp/esc/a"
+printf '5\n\033]0;owned\007\377\n' > "$tmp/esc/b"
+expect "esc/b:2: not an integer percent: '\\x1b]0;owned\\x07\\xff'" \
+    --trace "$tmp/esc"
+# A file name with control bytes is escaped in the message as well.
+rm "$tmp/esc/b"
+printf '5\n\033[2J\n' > "$tmp/esc/$(printf 'b\033[31m')"
+expect "esc/b\\x1b[31m:2: not an integer percent: '\\x1b[2J'" \
+    --trace "$tmp/esc"
+
+# Entries of a trace directory that are not regular files.
+mkdir "$tmp/dir"
+pl_file "$tmp/dir/a"
+mkfifo "$tmp/dir/b fifo"
+expect "dir/b fifo: a FIFO, not a regular file" --trace "$tmp/dir"
+rm "$tmp/dir/b fifo"
+mkdir "$tmp/dir/b_sub"
+expect "dir/b_sub: a directory, not a regular file" --trace "$tmp/dir"
+rmdir "$tmp/dir/b_sub"
+ln -s nowhere "$tmp/dir/b_link"
+expect "dir/b_link: a dangling symbolic link to 'nowhere'" \
+    --trace "$tmp/dir"
+rm "$tmp/dir/b_link"
+
+# A FIFO as the model or the recording is refused, not waited on.
+mkfifo "$tmp/fifo"
+expect "fifo: a FIFO, not a regular file" --trace "$tmp/dir" \
+    --model "$tmp/fifo"
+expect "fifo: a FIFO, not a regular file" --trace "$tmp/fifo" \
+    --trace-format record
+
+# 5 VMs x 820 = 4100 single-vCPU VMs on one host: more than a vpower
+# decision takes (4096); two hosts hold them.
+mkdir "$tmp/big"
+for v in 1 2 3 4 5; do pl_file "$tmp/big/$v"; done
+expect "host 0 of 1 gets 4100 vCPUs; one host holds at most 4096" \
+    --trace "$tmp/big" --repeat 820 --hours 0.1 --policy performance
+timeout 60 "$sim" --model "$model" --threads 1 --trace "$tmp/big" \
+    --repeat 820 --hosts 2 --hours 0.1 --policy performance \
+    > "$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: 2 hosts"; fails=1; }
+exit $fails
