@@ -109,7 +109,13 @@ trace_list_dir(const char *dir, const char *suffix, char ***names,
     return (int) n;
 }
 
-int
+/* The files a reader loads: trace_list_dir() of 'dir' and 'suffix', then
+ * the first opts->max_vms of them (all if 0).  Sets '*names' (all the
+ * '*n_names' entries, for trace_names_free()) and returns how many to
+ * load (>= 1), or a negative errno with a message in 'err': listing
+ * errors as trace_list_dir(), -ENOENT with "DIR: N WHAT, M requested"
+ * when there are none or fewer than requested. */
+static int
 trace_select(const char *dir, const char *suffix, const char *what,
              const struct trace_opts *opts, char ***names,
              size_t *n_names, char *err, size_t errlen)
@@ -129,6 +135,36 @@ trace_select(const char *dir, const char *suffix, const char *what,
         return -ENOENT;
     }
     return (int) want;
+}
+
+int
+trace_load_files(const char *dir, const char *suffix, const char *what,
+                 const struct trace_opts *opts, trace_file_fn *fn,
+                 void *ctx, char *err, size_t errlen)
+{
+    char **names;
+    size_t n_names;
+    int n = trace_select(dir, suffix, what, opts, &names, &n_names, err,
+                         errlen);
+
+    int rc = 0;
+
+    for (int i = 0; i < n && !rc; i++) {
+        char *text, path[4096];
+        size_t len, b;
+
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
+                                 &text, &len, err, errlen);
+        if (!rc) {
+            b = trace_bom_len(text, len);
+            rc = fn(ctx, (size_t) i, (size_t) n, names[i], path, text + b,
+                    len - b, err, errlen);
+            free(text);
+        }
+    }
+    trace_names_free(names, n_names);
+    return rc ? rc : n;
 }
 
 int

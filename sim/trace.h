@@ -103,16 +103,26 @@ int trace_list_dir(const char *dir, const char *suffix, char ***names,
                    char *err, size_t errlen);
 void trace_names_free(char **names, size_t n);
 
-/* The files a reader loads: trace_list_dir() of 'dir' and 'suffix', then
- * the first opts->max_vms of them (all if 0).  Sets '*names' (all the
- * '*n_names' entries, for trace_names_free()) and returns how many to
- * load (>= 1), or a negative errno with a message in 'err': listing
- * errors as trace_list_dir(), -ENOENT with "DIR: N WHAT, M requested"
- * when there are none or fewer than requested ('what' names the files,
- * e.g. "trace files"). */
-int trace_select(const char *dir, const char *suffix, const char *what,
-                 const struct trace_opts *opts, char ***names,
-                 size_t *n_names, char *err, size_t errlen);
+/* Called by trace_load_files() for file 'i' of the 'n' selected:
+ * 'name' is its name in the directory, 'path' "DIR/NAME" for messages,
+ * 'text' its 'len' bytes after any byte-order mark (NUL-terminated; the
+ * callee may change them).  Returns 0, or a negative errno with
+ * "PATH:LINE: reason" in 'err'. */
+typedef int trace_file_fn(void *ctx, size_t i, size_t n, const char *name,
+                          const char *path, char *text, size_t len,
+                          char *err, size_t errlen);
+
+/* The file loop of the readers: selects the files of 'dir', reads each
+ * (trace_read_file_max() with opts->max_file_bytes) and hands it to 'fn'
+ * in name order, stopping at the first error.  The selection:
+ * trace_list_dir() of 'dir' and
+ * 'suffix', the first opts->max_vms of them (all if 0); none, or fewer
+ * than requested, is -ENOENT with "DIR: N WHAT, M requested".  Returns
+ * the number of files read (>= 1), or a negative errno with the message
+ * of the failing step in 'err'. */
+int trace_load_files(const char *dir, const char *suffix, const char *what,
+                     const struct trace_opts *opts, trace_file_fn *fn,
+                     void *ctx, char *err, size_t errlen);
 
 /* Reads the whole file 'dir'/'name' into a malloc'ed NUL-terminated
  * buffer '*text' of '*len' bytes.  Returns 0 or a negative errno with

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/util.h"
+
 #define PL_LINES 288
 #define PL_INTERVAL_S 300
 
@@ -87,70 +89,54 @@ pl_probe(const char *dir)
     return true;
 }
 
+/* trace_file_fn for pl_load(): file 'i' becomes VM 'i' of the set. */
+static int
+pl_file(void *set_, size_t i, size_t n, const char *name, const char *path,
+        char *text, size_t len, char *err, size_t errlen)
+{
+    struct trace_set *set = set_;
+    struct trace_vm *vm;
+    uint32_t pct[PL_LINES];
+    /* The whole file is validated even if fewer intervals are used: a
+     * broken file is rejected, not half-read. */
+    int rc = trace_planetlab_parse(path, text, len, pct, PL_LINES, err,
+                                   errlen);
+
+    if (rc) {
+        return rc;
+    }
+    if (i == 0) {
+        set->vms = xcalloc(n, sizeof *set->vms);
+    }
+    vm = &set->vms[i];
+    set->n_vms = i + 1;
+    vm->name = xstrdup(name);
+    vm->n_vcpus = 1;
+    vm->demand_ppm = xcalloc(set->n_intervals, sizeof *vm->demand_ppm);
+    for (size_t k = 0; k < set->n_intervals; k++) {
+        vm->demand_ppm[k] = pct[k] * 10000;
+    }
+    return 0;
+}
+
 static int
 pl_load(const char *dir, const struct trace_opts *opts,
         struct trace_set *set, char *err, size_t errlen)
 {
-    char **names;
-    size_t n, want, n_int;
-    uint32_t pct[PL_LINES];
-    int rc = trace_select(dir, NULL, "trace files", opts, &names, &n, err,
-                          errlen);
+    int rc;
 
     memset(set, 0, sizeof *set);
+    set->n_intervals = opts->max_intervals
+                       && opts->max_intervals < PL_LINES
+                       ? opts->max_intervals : PL_LINES;
+    set->interval_s = PL_INTERVAL_S;
+    rc = trace_load_files(dir, NULL, "trace files", opts, pl_file, set,
+                          err, errlen);
     if (rc < 0) {
-        trace_names_free(names, n);
+        trace_set_free(set);
         return rc;
     }
-    want = (size_t) rc;
-    rc = 0;
-    n_int = opts->max_intervals && opts->max_intervals < PL_LINES
-            ? opts->max_intervals : PL_LINES;
-    set->vms = calloc(want, sizeof *set->vms);
-    if (!set->vms) {
-        abort();
-    }
-    set->n_intervals = n_int;
-    set->interval_s = PL_INTERVAL_S;
-    for (size_t i = 0; i < want; i++) {
-        struct trace_vm *vm = &set->vms[i];
-        char *text, path[4096];
-        size_t len;
-
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
-        if (rc) {
-            break;
-        }
-        /* The whole file is validated even if fewer intervals are used:
-         * a broken file is rejected, not half-read. */
-        {
-            size_t b = trace_bom_len(text, len);
-
-            rc = trace_planetlab_parse(path, text + b, len - b, pct,
-                                       PL_LINES, err, errlen);
-        }
-        free(text);
-        if (rc) {
-            break;
-        }
-        set->n_vms = i + 1;
-        vm->name = names[i];
-        names[i] = NULL;
-        vm->n_vcpus = 1;
-        vm->demand_ppm = malloc(n_int * sizeof *vm->demand_ppm);
-        if (!vm->demand_ppm) {
-            abort();
-        }
-        for (size_t k = 0; k < n_int; k++) {
-            vm->demand_ppm[k] = pct[k] * 10000;
-        }
-    }
-    trace_names_free(names, n);
-    if (rc) {
-        trace_set_free(set);
-    }
-    return rc;
+    return 0;
 }
 
 const struct trace_reader trace_planetlab = {
