@@ -82,4 +82,25 @@ expect "host 0 of 1 gets 4100 vCPUs; one host holds at most 4096" \
 timeout 60 "$sim" --model "$model" --threads 1 --trace "$tmp/big" \
     --repeat 820 --hosts 2 --hours 0.1 --policy performance \
     > "$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: 2 hosts"; fails=1; }
+# File and directory names reach the per-VM table, the JSON and the
+# gnuplot title escaped: a newline in the trace directory's name would
+# end the title's command and start one of the name's choosing.
+d="$tmp/$(printf 'n\nsystem("true")\033')"
+mkdir "$d"
+pl_file "$d/$(printf 'v\033[31m\377')"
+for fmt in --per-vm "--json --per-vm"; do
+    "$sim" --model "$model" --threads 1 --trace "$d" --hours 1 $fmt \
+        --plot "$tmp/p" > "$tmp/out" 2>&1 || {
+        cat "$tmp/out"; echo "FAIL: $fmt on odd names"; fails=1; }
+    if LC_ALL=C grep -q '[[:cntrl:]]' "$tmp/out" \
+       || LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp/out"; then
+        echo "FAIL: $fmt prints raw control or non-UTF-8 bytes"; fails=1
+    fi
+    grep -qF 'v\x1b[31m\xff' "$tmp/out" \
+        || grep -qF 'v\\x1b[31m\\xff' "$tmp/out" \
+        || { echo "FAIL: $fmt: VM name not shown escaped"; fails=1; }
+    if grep -q '^system' "$tmp/p"; then
+        echo "FAIL: a trace name starts a gnuplot command"; fails=1
+    fi
+done
 exit $fails
