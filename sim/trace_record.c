@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,7 +560,9 @@ header_line(struct rp *p, char **tok, size_t nt, struct record_stats *st)
         if (nt != 3 || strlen(tok[2]) != 16) {
             return bad(p, "malformed MODEL line%s", "");
         }
-        snprintf(st->model_src, sizeof st->model_src, "%s", tok[1]);
+        /* Printed by vpower-sim: escaped like every quoted input. */
+        trace_esc(st->model_src, sizeof st->model_src, tok[1],
+                  strlen(tok[1]), SIZE_MAX);
         p->mt_hash = strtoull(tok[2], &end, 16);
         if (*end) {
             return bad(p, "bad model hash '%s'", tok[2]);

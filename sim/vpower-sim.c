@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,6 +182,37 @@ print_signal(FILE *f, const char *what, const struct sim_result *off,
     }
 }
 
+/* The summary of a replayed recording as JSON; json-c quotes the
+ * strings, trace_esc() keeps them valid UTF-8 (the model source comes
+ * escaped from the reader). */
+static void
+print_record_json(const char *path, const struct record_stats *st)
+{
+    json_object *o = json_object_new_object();
+    char esc[4 * 4096 + 8], span[64];
+
+    json_object_object_add(o, "recording", json_object_new_string(
+        trace_esc(esc, sizeof esc, path, strlen(path), SIZE_MAX)));
+    json_object_object_add(o, "model_source",
+                           json_object_new_string(st->model_src));
+    json_object_object_add(o, "decisions",
+                           json_object_new_uint64(st->blocks));
+    json_object_object_add(o, "identical", json_object_new_uint64(st->same));
+    json_object_object_add(o, "different",
+                           json_object_new_uint64(st->differ));
+    json_object_object_add(o, "max_vms", json_object_new_uint64(st->max_vms));
+    json_object_object_add(o, "max_vcpus",
+                           json_object_new_uint64(st->max_vcpus));
+    snprintf(span, sizeof span, "%.3f", st->span_ns / 1e9);
+    json_object_object_add(o, "span_seconds",
+                           json_object_new_double_s(st->span_ns / 1e9, span));
+    json_object_object_add(o, "first_difference_line",
+                           json_object_new_uint64(st->first_line));
+    printf("%s\n", json_object_to_json_string_ext(o,
+           JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+
 /* Replays a vpowerd recording and reports how many plans matched. */
 static int
 run_record(const char *path, bool compare, bool json, bool verify)
@@ -200,15 +232,7 @@ run_record(const char *path, bool compare, bool json, bool verify)
         return 1;
     }
     if (json) {
-        printf("{\n  \"recording\":\"%s\",\n  \"model_source\":\"%s\",\n"
-               "  \"decisions\":%llu,\n  \"identical\":%llu,\n"
-               "  \"different\":%llu,\n  \"max_vms\":%zu,\n"
-               "  \"max_vcpus\":%zu,\n  \"span_seconds\":%.3f,\n"
-               "  \"first_difference_line\":%zu\n}\n", path,
-               st.model_src, (unsigned long long) st.blocks,
-               (unsigned long long) st.same,
-               (unsigned long long) st.differ, st.max_vms, st.max_vcpus,
-               st.span_ns / 1e9, st.first_line);
+        print_record_json(path, &st);
     } else {
         printf("recording %s (model %s): %llu decisions over %.1f s, up "
                "to %zu VMs / %zu vCPUs\n", path, st.model_src,

@@ -103,4 +103,18 @@ for fmt in --per-vm "--json --per-vm"; do
         echo "FAIL: a trace name starts a gnuplot command"; fails=1
     fi
 done
+# A recording's model source is shown escaped, and its JSON stays JSON
+# (a quote in it was written unescaped).
+sed '3s/^MODEL dummy:/MODEL '"$(printf '\033')"']0;x"dummy:/' \
+    "$src/tests/sim/data/rec/dummy-4vm.rec" > "$tmp/r.rec"
+for fmt in "" --json; do
+    "$sim" --trace "$tmp/r.rec" --trace-format record $fmt \
+        > "$tmp/out" 2>&1 || {
+        cat "$tmp/out"; echo "FAIL: recording $fmt"; fails=1; }
+    if LC_ALL=C grep -q '[[:cntrl:]]' "$tmp/out"; then
+        echo "FAIL: recording $fmt prints raw control bytes"; fails=1
+    fi
+done
+grep -qF '"model_source":"\\x1b]0;x\"dummy:' "$tmp/out" \
+    || { cat "$tmp/out"; echo "FAIL: model source not escaped"; fails=1; }
 exit $fails
