@@ -178,9 +178,16 @@ int
 trace_read_file_max(const char *dir, const char *name, size_t max,
                     char **text, size_t *len, char *err, size_t errlen)
 {
-    char path[4096];
+    char path[4096], q[256];
 
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if ((size_t) snprintf(path, sizeof path, "%s/%s", dir, name)
+        >= sizeof path) {
+        /* The directory cut short, so that the reason fits. */
+        snprintf(err, errlen, "%s/%s: path longer than %zu bytes",
+                 trace_esc(q, sizeof q, dir, strlen(dir), 100), name,
+                 sizeof path - 1);
+        return -ENAMETOOLONG;
+    }
     return trace_read_path(path, max, text, len, err, errlen);
 }
 
@@ -417,7 +424,7 @@ trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed)
     size_t n0 = set->n_vms, ni = set->n_intervals;
     struct trace_vm *v;
 
-    if (K == 0 || n0 > SIZE_MAX / K / 2 || n0 * K > (1u << 20)) {
+    if (K == 0 || n0 > SIZE_MAX / K / 2 || n0 * K > TRACE_MAX_VMS) {
         return -EINVAL;
     }
     if (K == 1) {

@@ -200,7 +200,8 @@ void trace_spread(struct rng *r, double busy, uint32_t n,
  * treated as one repeating period), each interval's VM total is spread
  * over its vCPUs again with trace_spread() from its own stream, and its
  * bursts differ because the simulator keys bursts by VM index.  Returns
- * 0 or -EINVAL (K == 0, or too many VMs). */
+ * 0 or -EINVAL (K == 0, or more than TRACE_MAX_VMS VMs). */
+#define TRACE_MAX_VMS ((size_t) 1 << 20)
 int trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed);
 
 /* Computes the shape of 'set' into 'out'. */

@@ -460,8 +460,8 @@ main(int argc, char *argv[])
                 "absent (whole files)\n", ts.n_clamped, ts.n_absent);
     }
     if (trace_set_repeat(&ts, (unsigned) repeat, seed)) {
-        fprintf(stderr, "vpower-sim: --repeat %llu: too many VMs\n",
-                repeat);
+        fprintf(stderr, "vpower-sim: --repeat %llu: %zu x %llu VMs, more "
+                "than %zu\n", repeat, ts.n_vms, repeat, TRACE_MAX_VMS);
         trace_set_free(&ts);
         return 2;
     }

@@ -79,6 +79,17 @@ mkdir "$tmp/big"
 for v in 1 2 3 4 5; do pl_file "$tmp/big/$v"; done
 expect "host 0 of 1 gets 4100 vCPUs; one host holds at most 4096" \
     --trace "$tmp/big" --repeat 820 --hours 0.1 --policy performance
+# --repeat beyond its VM limit names the limit (a usage error, 2).
+mkdir "$tmp/many"
+i=0
+while [ $i -lt 1049 ]; do ln "$tmp/big/1" "$tmp/many/$i"; i=$((i + 1)); done
+"$sim" --model "$model" --trace "$tmp/many" --repeat 1000 > "$tmp/out" \
+    2> "$tmp/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -qF -- "--repeat 1000: 1049 x 1000 VMs, more than \
+1048576" "$tmp/err"; then
+    echo "FAIL: --repeat limit -> exit $rc:"; cat "$tmp/err"; fails=1
+fi
 timeout 60 "$sim" --model "$model" --threads 1 --trace "$tmp/big" \
     --repeat 820 --hosts 2 --hours 0.1 --policy performance \
     > "$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: 2 hosts"; fails=1; }

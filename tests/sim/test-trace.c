@@ -393,6 +393,33 @@ test_dir_entries(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* A directory and name too long for one path are an error, not a path
+ * cut short that may name another file ('DIR/ab' for 'DIR/abc'). */
+static void
+test_long_path(void)
+{
+    char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", pad[4096], err[512];
+    char *dir = mkdtemp(tmpl), *text;
+    size_t len, n;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    put_file(dir, "ab", "1\n", 2);
+    /* "DIR////...//abc" is 4096 bytes: one too many for the buffer. */
+    n = strlen(dir);
+    memcpy(pad, dir, n);
+    memset(pad + n, '/', 4092 - n);
+    pad[4092] = '\0';
+    CHECK(trace_read_file(pad, "abc", &text, &len, err, sizeof err)
+          == -ENAMETOOLONG);
+    CHECK(strstr(err, "path longer than 4095 bytes") != NULL);
+    snprintf(pad, sizeof pad, "%s/ab", dir);
+    CHECK(unlink(pad) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
 /* True if 's' holds no control character and no byte above 0x7e: what
  * trace_esc() makes of the test inputs below, which quote no valid
  * multi-byte UTF-8. */
@@ -684,6 +711,7 @@ main(void)
     test_bitbrains_gap();
     test_bom();
     test_dir_entries();
+    test_long_path();
     test_escape();
     test_escape_readers();
     test_spread();
