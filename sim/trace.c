@@ -146,7 +146,6 @@ trace_load_files(const char *dir, const char *suffix, const char *what,
     size_t n_names;
     int n = trace_select(dir, suffix, what, opts, &names, &n_names, err,
                          errlen);
-
     int rc = 0;
 
     for (int i = 0; i < n && !rc; i++) {

@@ -114,12 +114,11 @@ typedef int trace_file_fn(void *ctx, size_t i, size_t n, const char *name,
 
 /* The file loop of the readers: selects the files of 'dir', reads each
  * (trace_read_file_max() with opts->max_file_bytes) and hands it to 'fn'
- * in name order, stopping at the first error.  The selection:
- * trace_list_dir() of 'dir' and
- * 'suffix', the first opts->max_vms of them (all if 0); none, or fewer
- * than requested, is -ENOENT with "DIR: N WHAT, M requested".  Returns
- * the number of files read (>= 1), or a negative errno with the message
- * of the failing step in 'err'. */
+ * with 'ctx' in name order, stopping at the first error.  The selection
+ * is trace_list_dir() of 'dir' and 'suffix', the first opts->max_vms of
+ * them (all if 0); none, or fewer than requested, is -ENOENT with "DIR:
+ * N WHAT, M requested".  Returns the number of files read (>= 1), or a
+ * negative errno with the message of the failing step in 'err'. */
 int trace_load_files(const char *dir, const char *suffix, const char *what,
                      const struct trace_opts *opts, trace_file_fn *fn,
                      void *ctx, char *err, size_t errlen);
