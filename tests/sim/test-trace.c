@@ -333,6 +333,15 @@ test_dir_entries(void)
         "Timestamp;CPU cores;CPU capacity provisioned [MHZ];"
         "CPU usage [MHZ];CPU usage [%]\n"
         "1372630104;2;2600.0;2600.0;50.0\n";
+    /* 'kind': p FIFO, d directory, l symbolic link to nothing. */
+    static const struct {
+        const char *name, *what;
+        char kind;
+    } bad[] = {
+        { "b_fifo", "a FIFO, not a regular file", 'p' },
+        { "b_dir", "a directory, not a regular file", 'd' },
+        { "b_dangling", "a dangling symbolic link to 'gone'", 'l' },
+    };
     char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", p[4096], want[4200];
     char err[512], *text;
     char *dir = mkdtemp(tmpl);
@@ -348,26 +357,18 @@ test_dir_entries(void)
     expect_load(&trace_planetlab, dir, NULL, 2);
     CHECK(unlink(p) == 0);
 
-    snprintf(p, sizeof p, "%s/b_fifo", dir);
-    CHECK(mkfifo(p, 0600) == 0);
-    snprintf(want, sizeof want, "%s: a FIFO, not a regular file", p);
-    expect_load(&trace_planetlab, dir, want, 0);
-    /* Named on the command line (a model, a recording): the same. */
-    CHECK(trace_read_path(p, 0, &text, &len, err, sizeof err) == -EINVAL);
-    CHECK(strstr(err, "a FIFO, not a regular file") != NULL);
-    CHECK(unlink(p) == 0);
-
-    snprintf(p, sizeof p, "%s/b_dir", dir);
-    CHECK(mkdir(p, 0700) == 0);
-    snprintf(want, sizeof want, "%s: a directory, not a regular file", p);
-    expect_load(&trace_planetlab, dir, want, 0);
-    CHECK(rmdir(p) == 0);
-
-    snprintf(p, sizeof p, "%s/b_dangling", dir);
-    CHECK(symlink("gone", p) == 0);
-    snprintf(want, sizeof want, "%s: a dangling symbolic link to 'gone'", p);
-    expect_load(&trace_planetlab, dir, want, 0);
-    CHECK(unlink(p) == 0);
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(p, sizeof p, "%s/%s", dir, bad[k].name);
+        CHECK((bad[k].kind == 'p' ? mkfifo(p, 0600)
+               : bad[k].kind == 'd' ? mkdir(p, 0700)
+               : symlink("gone", p)) == 0);
+        snprintf(want, sizeof want, "%s: %s", p, bad[k].what);
+        expect_load(&trace_planetlab, dir, want, 0);
+        /* Named on the command line (a model, a recording): the same. */
+        CHECK(trace_read_path(p, 0, &text, &len, err, sizeof err) < 0);
+        CHECK(!strcmp(err, want));
+        CHECK(remove(p) == 0);
+    }
 
     CHECK(trace_read_path("/dev/null", 0, &text, &len, err,
                           sizeof err) == -EINVAL);
