@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void
 oom(size_t n)
@@ -71,18 +72,15 @@ xasprintf(const char *fmt, ...)
     return s;
 }
 
-int
-util_read_file(const char *path, size_t max_bytes, char **text,
-               size_t *len)
+/* util_read_file() and util_read_fd() once the stream is open: reads
+ * 'f' to its end and closes it. */
+static int
+read_stream(FILE *f, size_t max_bytes, char **text, size_t *len)
 {
-    FILE *f = fopen(path, "re");
     struct stat st;
     size_t n = 0, cap = 0, limit;
     char *buf = NULL;
 
-    if (!f) {
-        return -errno;
-    }
     /* Room for max_bytes + 1 bytes (one more than allowed is how "too
      * big" shows) and the NUL must not wrap. */
     if (max_bytes > SIZE_MAX - 2) {
@@ -126,4 +124,30 @@ util_read_file(const char *path, size_t max_bytes, char **text,
     *text = buf;
     *len = n;
     return 0;
+}
+
+int
+util_read_file(const char *path, size_t max_bytes, char **text,
+               size_t *len)
+{
+    FILE *f = fopen(path, "re");
+
+    if (!f) {
+        return -errno;
+    }
+    return read_stream(f, max_bytes, text, len);
+}
+
+int
+util_read_fd(int fd, size_t max_bytes, char **text, size_t *len)
+{
+    FILE *f = fdopen(fd, "r");
+
+    if (!f) {
+        int e = errno;
+
+        close(fd);
+        return -e;
+    }
+    return read_stream(f, max_bytes, text, len);
 }

@@ -28,6 +28,10 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * file holds more than 'max_bytes' bytes, -EIO on a read error. */
 int util_read_file(const char *path, size_t max_bytes, char **text,
                    size_t *len);
+/* The same for the open descriptor 'fd', which it takes over: it is
+ * closed whatever the result.  For callers that check what 'fd' is
+ * (fstat) before reading it. */
+int util_read_fd(int fd, size_t max_bytes, char **text, size_t *len);
 
 #define XNEW(T) ((T *) xcalloc(1, sizeof(T)))
 #define XNEWARRAY(T, N) ((T *) xcalloc((N), sizeof(T)))
