@@ -1712,9 +1712,13 @@ replay_journal(struct vpd *d, char *err, size_t errlen)
     if (r == -ENOENT) {
         return 0;
     }
+    if (r == -EPERM || r == -ENOTDIR) {
+        snprintf(err, errlen, "%s", why);     /* Untrusted: not replayed. */
+        return r;
+    }
     if (r < 0) {
         snprintf(err, errlen, "leftover journal unusable, restore by hand: "
-                 "%s", r == -EINVAL ? why : strerror(-r));
+                 "%s", why);
         return r;
     }
     LOG_WARN("journal %s left by a crashed run: restoring %zu originals",
