@@ -13,18 +13,18 @@
  * KiB, not a thread.  Per-connection memory bounds request headers
  * (larger ones are refused by MHD) and MHD closes connections idle for
  * --connection-timeout.  The connection guard below adds what MHD lacks:
- * an overall deadline for a request's header (--header-timeout; MHD's
- * idle timeout restarts with every byte, so a client trickling a header
- * line every few seconds would otherwise hold its connection forever),
- * and connection limits that make room instead of refusing: a new
- * connection over --per-ip-limit or --max-connections closes the oldest
- * connection still owing its header (from that address, or any), so a
- * scraper gets in even when slow clients on its own address hold every
- * slot.  Replies from vpowerd are cached for 250 ms and fetched under
- * one mutex, so many simultaneous scrapes turn into at most a few
- * queries per second: the daemon's single event loop and its decision
- * period are unaffected by scrape storms.  Threads are fine here; the
- * no-threads rule is for vpowerd. */
+ * an overall deadline for a request's header (--header-timeout, which
+ * also covers a body: MHD's idle timeout restarts with every byte, so a
+ * client trickling a header line every few seconds would otherwise hold
+ * its connection forever), and connection limits that make room
+ * instead of refusing: a new connection over --per-ip-limit or
+ * --max-connections closes the oldest connection still owing its request
+ * (from that address, or any), so a scraper gets in even when slow
+ * clients on its own address hold every slot.  Replies from vpowerd are
+ * cached for 250 ms and fetched under one mutex, so many simultaneous
+ * scrapes turn into at most a few queries per second: the daemon's
+ * single event loop and its decision period are unaffected by scrape
+ * storms.  Threads are fine here; the no-threads rule is for vpowerd. */
 
 #include <config.h>
 
@@ -282,15 +282,16 @@ out:
 
 /* One accepted HTTP connection, from MHD's NOTIFY_STARTED to its
  * NOTIFY_CLOSED (it is MHD's socket context).  A connection "waits" while
- * it owes a request header: from accept, and again after each reply on a
- * kept-alive connection; waiting ones are listed oldest first, which is
- * also earliest deadline first since every wait lasts the same time. */
+ * it owes a request, header and any body: from accept, and again after
+ * each reply on a kept-alive connection.  Waiting ones are listed oldest
+ * first, which is also earliest deadline first since every wait lasts
+ * the same time. */
 struct exp_conn {
     struct exp_conn *prev, *next;        /* exp_guard.all. */
     struct exp_conn *wprev, *wnext;      /* exp_guard.wait_*; if waiting. */
     struct sockaddr_storage addr;        /* Client's. */
     int fd;                              /* MHD's socket; MHD closes it. */
-    uint64_t deadline_ns;                /* Header due by; if waiting. */
+    uint64_t deadline_ns;                /* Request due by; if waiting. */
     bool waiting;
     bool doomed;                         /* Shut down; MHD closes it next. */
 };
@@ -367,7 +368,7 @@ wait_remove(struct exp_guard *g, struct exp_conn *c)
     c->waiting = false;
 }
 
-/* Starts the header deadline of 'c'. */
+/* Starts the request deadline of 'c'. */
 static void
 wait_push(struct exp_guard *g, struct exp_conn *c)
 {
@@ -395,7 +396,7 @@ doom(struct exp_guard *g, struct exp_conn *c)
     g->live--;
 }
 
-/* Dooms the oldest connection owing its header, from the host of 'like'
+/* Dooms the oldest connection owing its request, from the host of 'like'
  * or, if 'like' is NULL, from anyone.  The connection just accepted is
  * waiting too, so there is one: the new one itself if all others are
  * busy with requests. */
@@ -411,7 +412,7 @@ evict(struct exp_guard *g, const struct exp_conn *like, unsigned limit,
     }
     if (c) {
         LOG_WARN_RL("http: %s (%u) reached: closing the oldest connection "
-                    "still owing its request header, from %s", what, limit,
+                    "still owing its request, from %s", what, limit,
                     conn_addr_str(c, a, sizeof a));
         doom(g, c);
     }
@@ -494,9 +495,10 @@ conn_of(struct MHD_Connection *mc)
     return i ? i->socket_context : NULL;
 }
 
-/* A request's header is in: its connection stops waiting. */
+/* A whole request (header and any body) is in: its connection stops
+ * waiting. */
 static void
-guard_header_done(struct exp_guard *g, struct MHD_Connection *mc)
+guard_request_in(struct exp_guard *g, struct MHD_Connection *mc)
 {
     struct exp_conn *c = conn_of(mc);
 
@@ -508,7 +510,7 @@ guard_header_done(struct exp_guard *g, struct MHD_Connection *mc)
 }
 
 /* MHD_OPTION_NOTIFY_COMPLETED: a kept-alive connection owes the next
- * request's header from now on. */
+ * request from now on. */
 static void
 on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
              enum MHD_RequestTerminationCode toe)
@@ -527,7 +529,7 @@ on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
     }
 }
 
-/* The timer fired: closes connections past their header deadline. */
+/* The timer fired: closes connections past their request deadline. */
 static void
 guard_expire(struct exp_guard *g)
 {
@@ -541,7 +543,7 @@ guard_expire(struct exp_guard *g)
     pthread_mutex_lock(&g->lock);
     while ((c = g->wait_head) && c->deadline_ns <= now) {
         LOG_WARN_RL("http: closing connection from %s: no complete request "
-                    "header within %.3g s", conn_addr_str(c, a, sizeof a),
+                    "within %.3g s", conn_addr_str(c, a, sizeof a),
                     (double) g->header_ns * 1e-9);
         doom(g, c);
     }
@@ -640,10 +642,10 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
     bool get = !strcmp(method, MHD_HTTP_METHOD_GET)
                || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 
-    guard_header_done(st->guard, c);
     if (!get) {
         /* Answer at once; MHD closes the connection instead of reading
          * whatever body follows. */
+        guard_request_in(st->guard, c);
         return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
                             "405 Method Not Allowed: use GET or HEAD\n");
     }
@@ -655,6 +657,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
         *upload_size = 0;               /* A GET body means nothing. */
         return MHD_YES;
     }
+    guard_request_in(st->guard, c);
     if (!strcmp(url, "/metrics")) {
         return serve_metrics(st, c);
     }
@@ -795,7 +798,7 @@ usage(FILE *f)
 "      --threads N          HTTP worker threads (4)\n"
 "      --max-connections N  open HTTP connections in all (1024)\n"
 "      --per-ip-limit N     open HTTP connections per client IP (512)\n"
-"      --header-timeout SECONDS      to send a whole request header (5)\n"
+"      --header-timeout SECONDS      to send a whole request (5)\n"
 "      --connection-timeout SECONDS  idle HTTP connections closed (10)\n"
 "      --connection-memory BYTES     per connection, bounds headers (32768)\n"
 "  -v, --verbose            log debug messages\n"
@@ -923,8 +926,8 @@ parse_args(int argc, char **argv, struct exp_opts *o, bool *verbose)
     return -1;
 }
 
-/* Waits for SIGTERM or SIGINT (SIGHUP is ignored) while closing
- * connections past their header deadline: the main thread's event loop. */
+/* The main thread's event loop: waits for SIGTERM or SIGINT (SIGHUP is
+ * ignored) while closing connections past their request deadline. */
 static void
 run_loop(struct exp_guard *g, const sigset_t *sigs)
 {

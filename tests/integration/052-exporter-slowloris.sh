@@ -5,8 +5,9 @@
 # (in-memory: nothing on this machine is touched).  From 127.0.0.1, the
 # scrapers' own address, 520 connections (more than --per-ip-limit 512)
 # each send a request line and then one header line every 4 s, never
-# ending the header; a connection the exporter closes is opened again a
-# second later.  For 20 s, curl scrapes every 0.5 s from the same address
+# ending the header, and 20 more send a whole header announcing a body
+# and then trickle the body the same way; a connection the exporter
+# closes is opened again a second later.  For 20 s, curl scrapes every 0.5 s from the same address
 # must answer 200 with vpower_up 1 within 1 s each (printed as RESULT
 # lines); no attacking connection may stay open past --header-timeout
 # (3 s here) plus a second; the per-address limit must have been reached
@@ -35,6 +36,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 CONNS=520
+BODY_CONNS=20
 LINE_EVERY=4
 ATTACK_S=20
 HEADER_TIMEOUT=3
@@ -99,7 +101,8 @@ else
 fi
 
 python3 "$VPOWER_SRCDIR/tests/integration/prom-slowloris.py" 127.0.0.1 \
-    "$EPORT" "$CONNS" "$LINE_EVERY" "$ATTACK_S" >"$PL_TMP/attack.out" 2>&1 &
+    "$EPORT" "$CONNS" "$LINE_EVERY" "$ATTACK_S" "$BODY_CONNS" \
+    >"$PL_TMP/attack.out" 2>&1 &
 ATTACK=$!
 PL_PIDS+=($ATTACK)
 sleep 1
@@ -140,5 +143,5 @@ if [ -n "$PROM" ]; then
     [ "$up" = 1 ] || pl_fail "a Prometheus scrape failed during the attack (min up $up)"
     pl_ge 1 "$slow" || pl_fail "a Prometheus scrape took $slow s during the attack"
 fi
-pl_log "PASS: $n scrapes during a $CONNS-connection slowloris, worst $worst s; $res"
+pl_log "PASS: $n scrapes during a $CONNS+$BODY_CONNS-connection slowloris, worst $worst s; $res"
 exit 0

