@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -785,6 +786,39 @@ open_listener(const char *listen_str, const struct sockaddr_storage *ss,
     return fd;
 }
 
+/* MHD's cap on connections: the guard holds the live ones to
+ * --max-connections, and this leaves room for those it has closed but
+ * MHD has not yet reaped and for MHD's uneven split of its cap over the
+ * pool's threads. */
+static unsigned
+mhd_conn_cap(const struct exp_opts *o)
+{
+    return o->max_conns + o->max_conns / 2 + 2 * o->threads;
+}
+
+/* Raises the soft limit on open files to what MHD's cap needs, as far as
+ * the hard limit allows: a process that runs out of descriptors accepts
+ * nothing, so the guard could not make room for a scraper. */
+static void
+raise_fd_limit(const struct exp_opts *o)
+{
+    rlim_t need = (rlim_t) mhd_conn_cap(o) + 64;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need) {
+        return;
+    }
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need
+                  ? need : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < need) {
+        LOG_WARN("--max-connections %u needs %llu open files but the limit "
+                 "is %llu: lower --max-connections or raise the limit "
+                 "(LimitNOFILE=)", o->max_conns, (unsigned long long) need,
+                 (unsigned long long) rl.rlim_cur);
+    }
+}
+
 static void
 usage(FILE *f)
 {
@@ -991,6 +1025,7 @@ main(int argc, char **argv)
     if ((lfd = open_listener(o.listen, &ss, sl)) < 0) {
         return 1;
     }
+    raise_fd_limit(&o);
 
     /* Worker threads inherit this mask; only main takes the signals. */
     sigemptyset(&sigs);
@@ -1014,18 +1049,15 @@ main(int argc, char **argv)
     st.o = &o;
     st.guard = &g;
     pthread_mutex_init(&st.lock, NULL);
-    /* The guard enforces both limits, making room by closing waiting
-     * connections; MHD's own total is only a backstop above it, for
-     * connections already closed but not yet reaped and for the uneven
-     * split of MHD's limit over the pool's threads. */
+    /* The guard enforces both limits (on_connection), making room by
+     * closing waiting connections; MHD's own cap is a backstop. */
     d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, &st,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, lfd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int) o.threads,
-        MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int) (o.max_conns + o.max_conns / 2 + 2 * o.threads),
+        MHD_OPTION_CONNECTION_LIMIT, mhd_conn_cap(&o),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) o.conn_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) o.conn_memory,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, &g,
