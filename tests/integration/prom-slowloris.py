@@ -64,7 +64,9 @@ def main():
                     continue
                 s.setblocking(False)
                 opened += 1
-                conns[s] = [slot, now, now + interval]
+                # Connecting may have taken a while (a full backlog).
+                t = time.monotonic()
+                conns[s] = [slot, t, t + interval]
                 sel.register(s, selectors.EVENT_READ)
         for s, st in list(conns.items()):
             if st[2] <= now:
