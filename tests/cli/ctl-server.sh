@@ -7,8 +7,12 @@
 # human and --json output (against docs/schema); every error class with
 # its exit code and message; a non-root user reads but is refused changes
 # (exit 4) while a member of admin_group may change; raw-socket framing
-# (garbage, over-long line, pipelining, 64-client limit); refusal to use a
-# world-writable directory or a live socket; the socket is removed on exit.
+# (garbage, over-long line, pipelining, 64-client limit, invalid UTF-8,
+# the request deadline); a command name with a newline and ESC logged as
+# one escaped line; unprivileged users holding half-sent requests on
+# every connection they can get cannot lock root or an admin out, and
+# vpowerctl tells them vpowerd is busy; refusal to use a world-writable
+# directory or a live socket; the socket is removed on exit.
 set -eu
 T=$(basename "$0" .sh)
 . "$(dirname "$0")/lib.sh"
@@ -54,14 +58,58 @@ expect 0 "" list --json
 expect 0 "" get-policy 0D2E4F60-7A8B-4C9D-8E0F-A1B2C3D4E5F6   # UUID, any case
 out_has '^Name: +db$'
 
-# Raw protocol.
-for c in garbage longline keepalive pipeline noeol clients; do
+# Raw protocol.  loginject first: handle_line's log is rate-limited.
+for c in loginject garbage longline keepalive pipeline pipeline100 noeol \
+         badutf8 deadline clients; do
     python3 "$CLI_SRCDIR/tests/cli/proto-client.py" "$VPOWER_SOCKET" "$c" ||
         fail "protocol check '$c'"
     CHECKS=$((CHECKS + 1))
 done
 kill -0 "$SRV_PID" || fail "server died during the protocol checks"
 expect 0 "" status
+
+# The refused command's name reached the log as one escaped line.
+grep -a 'forged' "$CLI_TMP/srv.log" > "$CLI_TMP/forged" || fail "loginject not logged"
+[ "$(wc -l < "$CLI_TMP/forged")" = 1 ] || fail "loginject: $(cat -A "$CLI_TMP/forged")"
+grep -qF "unknown command 'x\nctl-server: info: forged\x1b[31m'" "$CLI_TMP/forged" ||
+    fail "loginject not escaped: $(cat -A "$CLI_TMP/forged")"
+! grep -q $'\x1b' "$CLI_TMP/srv.log" || fail "ESC reached the log"
+CHECKS=$((CHECKS + 1))
+
+# Lockout: seven unprivileged uids (setpriv: no accounts needed) try to
+# hold 10 connections each with half a request.  Each gets at most 8,
+# and all of them together at most 64 - 16: root and admin_group keep
+# their connections, answered at once; an unprivileged vpowerctl is
+# told vpowerd is busy (exit 1).  The deadline then closes every held
+# connection.
+command -v setpriv > /dev/null || hard "setpriv (util-linux) is needed"
+# A python3 any uid may run (root's may live under /root).
+PY_ANY=/usr/bin/python3
+[ -x "$PY_ANY" ] || hard "$PY_ANY is needed"
+for u in 1 2 3 4 5 6 7; do
+    setpriv --reuid=$((61000 + u)) --regid=$((61000 + u)) --clear-groups \
+        "$PY_ANY" "$CLI_SRCDIR/tests/cli/proto-client.py" "$VPOWER_SOCKET" hold 10 8 \
+        > "$CLI_TMP/hold.$u" 2>&1 &
+    eval "HOLD_$u=\$!"
+done
+for ((i = 0; i < 40; i++)); do
+    [ "$(cat "$CLI_TMP"/hold.* | grep -c '^held')" = 7 ] && break
+    sleep 0.1
+done
+held=$(awk '$1 == "held" { h += $2; b += $4 } END { print h, b }' "$CLI_TMP"/hold.*)
+[ "$held" = "48 22" ] || fail "held/busy connections: $held; $(cat "$CLI_TMP"/hold.*)"
+t0=$(date +%s%N)
+expect 0 "" status
+ms=$((($(date +%s%N) - t0) / 1000000))
+log "root's status under the lockout attack: $ms ms"
+[ "$ms" -lt 1000 ] || fail "root's status took $ms ms under the attack"
+expect 0 "" --as "$CLI_USER2" status
+expect 1 "^vpowerctl: vpowerd already serves 48 clients; try again later \(16 more connections are kept for administrators\)$" \
+    --as "$CLI_USER" status
+for u in 1 2 3 4 5 6 7; do
+    eval "wait \$HOLD_$u" || fail "holder $u: $(cat "$CLI_TMP/hold.$u")"
+done
+CHECKS=$((CHECKS + 3))
 
 # A second server must not steal a live socket.
 set +e
