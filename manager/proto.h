@@ -13,9 +13,11 @@
  *              "error":{"code":"unknown-vm","message":"..."}}
  *
  * Validation runs in a fixed order, chrony-style, and stops at the first
- * failure: size, JSON syntax, top-level object, its keys, version, id,
- * command, then the command's exact argument set (every argument known,
- * every type right, every required one present, every value in range). */
+ * failure: size, JSON syntax, top-level object, UTF-8 of every string
+ * and key, its keys, version, id, command, then the command's exact
+ * argument set (every argument known, every type right, every required
+ * one present, every value in range).  Reply lines are always valid
+ * UTF-8: invalid bytes in their strings become U+FFFD. */
 
 #ifndef VPOWER_PROTO_H
 #define VPOWER_PROTO_H 1
