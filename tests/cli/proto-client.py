@@ -178,17 +178,21 @@ def main():
             fail("deadline: connection left open")
     elif check == "hold":
         n, wait_s = int(sys.argv[3]), float(sys.argv[4])
-        held, busy = [], 0
+        socks, held, busy = [], [], 0
         for i in range(n):
             s = conn(path)
             try:
                 s.sendall(HALF)
             except (BrokenPipeError, ConnectionResetError):
                 pass
-            s.settimeout(0.2)
+            socks.append(s)
+        # Refusals come at once; then only the held ones have no data.
+        time.sleep(1)
+        for i, s in enumerate(socks):
+            s.setblocking(False)
             try:
                 d = s.recv(65536)
-            except socket.timeout:
+            except BlockingIOError:
                 d = None
             except ConnectionResetError:
                 d = b""
@@ -201,6 +205,7 @@ def main():
         print("held %d busy %d" % (len(held), busy), flush=True)
         t0 = time.monotonic()
         for s in held:
+            s.setblocking(True)
             s.settimeout(max(0.1, wait_s - (time.monotonic() - t0)))
             r = lines(s, 1)
             if not r or "no complete request line" not in r[0]["error"]["message"]:
