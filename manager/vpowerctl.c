@@ -773,6 +773,22 @@ wrap(const char *text, FILE *f)
 
 /* ---- Verbs ------------------------------------------------------------ */
 
+/* Checks a VM argument as the daemon would and puts it in 'req'.  The
+ * protocol is UTF-8; a VM whose name is not is reached by id or UUID. */
+static void
+set_vm(struct proto_request *req, const char *vm)
+{
+    if (!*vm || strlen(vm) >= sizeof req->vm) {
+        usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
+                    sizeof req->vm - 1);
+    }
+    if (!util_utf8_valid(vm, strlen(vm))) {
+        usage_error("VM name is not valid UTF-8 (use the VM's id or UUID "
+                    "from 'vpowerctl list')");
+    }
+    snprintf(req->vm, sizeof req->vm, "%s", vm);
+}
+
 static int
 cmd_simple(const struct opts *o, enum proto_cmd cmd, const char *vm)
 {
@@ -783,11 +799,7 @@ cmd_simple(const struct opts *o, enum proto_cmd cmd, const char *vm)
     memset(&req, 0, sizeof req);
     req.cmd = cmd;
     if (vm) {
-        if (!*vm || strlen(vm) >= sizeof req.vm) {
-            usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
-                        sizeof req.vm - 1);
-        }
-        snprintf(req.vm, sizeof req.vm, "%s", vm);
+        set_vm(&req, vm);
     }
     call_once(o, &req, &rep);
     r = rep.result;
@@ -828,11 +840,7 @@ cmd_set_policy(const struct opts *o, const char *vm, const char *policy)
         usage_error("unknown policy '%s' (use balanced, performance or "
                     "powersave)", policy);
     }
-    if (!*vm || strlen(vm) >= sizeof req.vm) {
-        usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
-                    sizeof req.vm - 1);
-    }
-    snprintf(req.vm, sizeof req.vm, "%s", vm);
+    set_vm(&req, vm);
     call_once(o, &req, &rep);
     if (o->json) {
         print_json(rep.result);

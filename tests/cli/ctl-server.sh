@@ -57,6 +57,8 @@ expect 0 "" list --json
     = "2 1 50.0 boost 100 ms" ] || fail "list values: $OUT"
 expect 0 "" get-policy 0D2E4F60-7A8B-4C9D-8E0F-A1B2C3D4E5F6   # UUID, any case
 out_has '^Name: +db$'
+# The protocol is UTF-8: vpowerctl refuses other bytes before sending.
+expect 2 "VM name is not valid UTF-8 \(use the VM's id or UUID" get-policy $'w\xffeb'
 
 # Raw protocol.  loginject first: handle_line's log is rate-limited.
 for c in loginject garbage longline keepalive pipeline pipeline100 noeol \
