@@ -333,6 +333,20 @@ process_input(struct ctl_client *c, int *budget)
     }
 }
 
+/* Closes 'c' now with an error reply saying why.  One non-blocking try
+ * to send it: a client that does not read does not keep the connection
+ * either. */
+static void
+client_drop(struct ctl_client *c, enum proto_err code, const char *msg)
+{
+    queue_reply(c, proto_reply_error(-1, code, msg));
+    c->closing = true;
+    c->in_len = 0;
+    if (flush_out(c)) {
+        client_free(c);
+    }
+}
+
 /* The request deadline: a client must deliver each request line within
  * PROTO_REQUEST_TIMEOUT_MS of its first byte, and its first one within
  * that time of connecting; otherwise it only holds a connection others
@@ -349,14 +363,7 @@ deadline_cb(void *aux)
              "closing the connection", PROTO_REQUEST_TIMEOUT_MS);
     LOG_WARN_RL("client pid %d uid %u: %s", (int) c->peer.pid,
                 (unsigned) c->peer.uid, msg);
-    queue_reply(c, proto_reply_error(-1, PROTO_E_BAD_REQUEST, msg));
-    c->closing = true;
-    c->in_len = 0;
-    /* One non-blocking try to say why; a client that does not read
-     * does not keep the connection either. */
-    if (flush_out(c)) {
-        client_free(c);
-    }
+    client_drop(c, PROTO_E_BAD_REQUEST, msg);
 }
 
 static void
@@ -445,36 +452,78 @@ client_cb(int fd, uint32_t events, void *aux)
 
 /* ---- Listening ----------------------------------------------------- */
 
-/* Why a new connection from 'peer' may not be served now, in 'msg', or
- * false if it may.  Root may take every slot; other users share all but
- * PROTO_ADMIN_RESERVE of them (admins the rest), and no uid but root
- * holds more than PROTO_MAX_PER_USER, so no unprivileged user can take
- * the connections an administrator needs to repair things. */
-static bool
-over_limit(const struct ctl_server *srv, const struct ctl_peer *peer,
-           char *msg, size_t msglen)
+static size_t
+count_uid(const struct ctl_server *srv, uid_t uid)
 {
-    size_t n_user = 0, n_plain = 0;
+    size_t n = 0;
 
     for (const struct ctl_client *c = srv->clients; c; c = c->next) {
-        n_user += c->peer.uid == peer->uid;
+        n += c->peer.uid == uid;
+    }
+    return n;
+}
+
+/* The connection to close for a newcomer: the oldest of the non-admin
+ * uid that holds the most connections, if that is at least 'min', else
+ * NULL.  Clients are listed newest first. */
+static struct ctl_client *
+pick_victim(const struct ctl_server *srv, size_t min)
+{
+    struct ctl_client *victim = NULL;
+    size_t most = min;
+
+    for (struct ctl_client *c = srv->clients; c; c = c->next) {
+        size_t n = c->peer.admin ? 0 : count_uid(srv, c->peer.uid);
+
+        if (n >= most) {
+            most = n;
+            victim = c;
+        }
+    }
+    return victim;
+}
+
+/* Whether a new connection from 'peer' may be served: false with the
+ * reason in 'msg' if not; true, and in '*victim' a connection to close
+ * first or NULL, if it may.  No uid but root holds more than
+ * PROTO_MAX_PER_USER.  Users who are not admins share all but
+ * PROTO_ADMIN_RESERVE connections, and when those are taken a uid with
+ * fewer takes the oldest connection of the uid with the most, so even
+ * many uids cannot shut one out.  An admin who finds every connection
+ * taken takes one from a non-admin the same way: no unprivileged user
+ * can take the connections an administrator needs to repair things. */
+static bool
+admit(const struct ctl_server *srv, const struct ctl_peer *peer,
+      struct ctl_client **victim, char *msg, size_t msglen)
+{
+    size_t n_user = count_uid(srv, peer->uid), n_plain = 0;
+
+    *victim = NULL;
+    for (const struct ctl_client *c = srv->clients; c; c = c->next) {
         n_plain += !c->peer.admin;
     }
+    if (peer->uid != 0 && n_user >= PROTO_MAX_PER_USER) {
+        snprintf(msg, msglen, "vpowerd already serves %d clients of uid %u, "
+                 "the most one user may have; close one and try again",
+                 PROTO_MAX_PER_USER, (unsigned) peer->uid);
+        return false;
+    }
     if (srv->n_clients >= PROTO_MAX_CLIENTS) {
+        *victim = peer->admin ? pick_victim(srv, 1) : NULL;
         snprintf(msg, msglen, "vpowerd already serves %d clients; try "
                  "again later", PROTO_MAX_CLIENTS);
-    } else if (!peer->admin
-               && n_plain >= PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE) {
+        return *victim != NULL;
+    }
+    if (!peer->admin
+        && n_plain >= PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE) {
+        /* Only from a uid with two more: the two end up at most one
+         * apart, and equals do not take turns evicting each other. */
+        *victim = pick_victim(srv, n_user + 2);
         snprintf(msg, msglen, "vpowerd already serves %d clients; try "
                  "again later (%d more connections are kept for "
                  "administrators)", PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE,
                  PROTO_ADMIN_RESERVE);
-    } else if (peer->uid != 0 && n_user >= PROTO_MAX_PER_USER) {
-        snprintf(msg, msglen, "vpowerd already serves %d clients of uid %u, "
-                 "the most one user may have; close one and try again",
-                 PROTO_MAX_PER_USER, (unsigned) peer->uid);
-    } else {
-        return false;
+        return *victim != NULL;
     }
     return true;
 }
@@ -512,7 +561,7 @@ listen_cb(int fd, uint32_t events, void *aux)
         struct ucred cr;
         socklen_t len = sizeof cr;
         struct ctl_peer peer;
-        struct ctl_client *c;
+        struct ctl_client *c, *victim;
         char msg[256];
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -538,11 +587,23 @@ listen_cb(int fd, uint32_t events, void *aux)
         peer.uid = cr.uid;
         peer.gid = cr.gid;
         peer.admin = peer_is_admin(srv, cfd, &cr);
-        if (over_limit(srv, &peer, msg, sizeof msg)) {
+        if (!admit(srv, &peer, &victim, msg, sizeof msg)) {
             LOG_WARN_RL("control socket: client pid %d uid %u refused: %s",
                         (int) cr.pid, (unsigned) cr.uid, msg);
             refuse_busy(cfd, msg);
             continue;
+        }
+        if (victim) {
+            snprintf(msg, sizeof msg, "vpowerd closed this connection for "
+                     "a client of another user (uid %u holds the most of "
+                     "the %d connections shared by non-administrators)",
+                     (unsigned) victim->peer.uid,
+                     PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE);
+            LOG_WARN_RL("control socket: closing a connection of pid %d "
+                        "uid %u for pid %d uid %u", (int) victim->peer.pid,
+                        (unsigned) victim->peer.uid, (int) cr.pid,
+                        (unsigned) cr.uid);
+            client_drop(victim, PROTO_E_BUSY, msg);
         }
         c = XNEW(struct ctl_client);
         c->srv = srv;

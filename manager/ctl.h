@@ -12,7 +12,10 @@
  * unanswered requests per client (reading pauses, nothing is dropped),
  * PROTO_MAX_CLIENTS connections, of which non-admins share all but
  * PROTO_ADMIN_RESERVE and a uid other than root holds at most
- * PROTO_MAX_PER_USER (one more gets a "busy" reply and is closed), and
+ * PROTO_MAX_PER_USER (one more gets a "busy" reply and is closed; when
+ * the shared ones are taken, a uid holding fewer takes the oldest
+ * connection of the uid holding the most, and so does an admin who
+ * finds every connection taken), and
  * PROTO_REQUEST_TIMEOUT_MS for a request line to arrive whole (else an
  * error reply and the connection is closed).  Buffered pipelined lines
  * are answered without waiting for another socket event.  A client
