@@ -86,7 +86,8 @@ expect 0 "" explain db --json
 expect 0 "" set-policy db balanced
 
 # A hostile domain name, as libvirt may report one.
-printf 'bad\xff\x1b[31mvm 1 5\n' >> "$CLI_TMP/doms"
+# ESC, 0xff (not UTF-8), DEL and U+009B (CSI as a C1 control).
+printf 'bad\xff\x1b[31m\x7f\xc2\x9bvm 1 5\n' >> "$CLI_TMP/doms"
 for ((i = 0; i < 50; i++)); do
     run list --names
     grep -q '^bad' "$CLI_TMP/out" && break
@@ -96,20 +97,22 @@ expect 0 "" list --json
 python3 - "$CLI_TMP/out" <<'EOP' || fail "list --json with a bad name: $(cat -A "$CLI_TMP/out" | grep bad)"
 import json, sys
 raw = open(sys.argv[1], "rb").read()
-assert b"\x1b" not in raw and b"\xff" not in raw, "raw bytes in --json"
+for b in (b"\x1b", b"\xff", b"\x7f", b"\xc2\x9b"):
+    assert b not in raw, "raw %r in --json" % b
 names = [v["name"] for v in json.loads(raw.decode("utf-8"))["vms"]]
-assert "bad\ufffd\x1b[31mvm" in names, names
+assert "bad\ufffd\x1b[31m\x7f\x9bvm" in names, names
 EOP
 CHECKS=$((CHECKS + 1))
 expect 0 "" list
-# vpowerd sent U+FFFD for the invalid byte; vpowerctl escapes the ESC.
-grep -qF " bad"$'\xef\xbf\xbd''\x1b[31mvm ' "$CLI_TMP/out" ||
+# vpowerd sent U+FFFD for the invalid byte; vpowerctl escapes the rest.
+grep -qF " bad"$'\xef\xbf\xbd''\x1b[31m\x7f\xc2\x9bvm ' "$CLI_TMP/out" ||
     fail "list: $(cat -A "$CLI_TMP/out")"
 ! grep -q $'\x1b' "$CLI_TMP/out" || fail "list printed ESC: $(cat -A "$CLI_TMP/out")"
 bad_id=$(awk '/ bad/ { print $1 }' "$CLI_TMP/out")
 expect 0 "" explain "$bad_id"
 ! grep -q $'\x1b' "$CLI_TMP/out" || fail "explain printed ESC: $(cat -A "$CLI_TMP/out")"
-grep -qaF 'bad\xff\x1b[31mvm' "$CLI_TMP/vpowerd.log" || fail "bad name not logged escaped"
+grep -qaF 'bad\xff\x1b[31m\x7f\xc2\x9bvm' "$CLI_TMP/vpowerd.log" ||
+    fail "bad name not logged escaped"
 ! grep -qa $'\x1b' "$CLI_TMP/vpowerd.log" || fail "ESC reached vpowerd's log"
 CHECKS=$((CHECKS + 4))
 
