@@ -9,8 +9,9 @@
 #   pipeline   20 requests written at once get 20 replies, ids in order
 #   clients    with 64 clients connected, one more gets "busy"
 #   noeol      a last request without a newline is still answered
-#   pipeline100  100 requests and a half-close in one write get 100
-#              replies (lines already buffered need no new socket event)
+#   pipeline100  100 requests in one write get 100 replies, with and
+#              without a half-close (lines already buffered need no new
+#              socket event)
 #   loginject  a command name holding a newline and ESC is refused (the
 #              caller checks the server's log shows it escaped)
 #   badutf8    invalid UTF-8 gets bad-request naming the field; the reply
@@ -141,12 +142,20 @@ def main():
         if not r or not r[0]["ok"]:
             fail("clients: no service after one client left: %r" % r)
     elif check == "pipeline100":
-        s = conn(path)
-        s.sendall(b"".join(req(i, "version") for i in range(1, 101)))
-        s.shutdown(socket.SHUT_WR)
-        r = lines(s, 101)
-        if [x["id"] for x in r] != list(range(1, 101)):
-            fail("pipeline100: %d replies, ids %r" % (len(r), [x["id"] for x in r]))
+        for half_close in (False, True):
+            s = conn(path)
+            s.sendall(b"".join(req(i, "version") for i in range(1, 101)))
+            if half_close:
+                s.shutdown(socket.SHUT_WR)
+            try:
+                r = lines(s, 100)
+            except socket.timeout:
+                r = []
+            if [x["id"] for x in r] != list(range(1, 101)):
+                fail("pipeline100 (half-close %s): %d replies"
+                     % (half_close, len(r)))
+            if half_close and not closed(s):
+                fail("pipeline100: connection left open after the replies")
     elif check == "loginject":
         s = conn(path)
         s.sendall(b'{"version":1,"id":77,"cmd":"x\\nctl-server: info: '
