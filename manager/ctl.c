@@ -748,9 +748,13 @@ ctl_server_create(struct sched *sched, const char *path,
         free(srv);
         return NULL;
     }
+    /* The backlog is the kernel's largest, not the client table's size:
+     * a burst of connections (many users at once, or one attacker) must
+     * wait to be accepted and judged by the limits in listen_cb(), not
+     * make an administrator's connect() fail with EAGAIN. */
     if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0
         || chmod(path, 0666) < 0
-        || listen(fd, PROTO_MAX_CLIENTS) < 0) {
+        || listen(fd, SOMAXCONN) < 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", path,
                  strerror(errno));
         close(fd);

@@ -34,9 +34,11 @@ HALF = b'{"version":1,'
 
 
 def conn(path):
+    # A blocking connect, as vpowerctl's: it waits for room in the
+    # listen backlog instead of failing with EAGAIN under a burst.
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
     s.connect(path)
+    s.settimeout(10)
     return s
 
 
