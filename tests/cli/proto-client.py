@@ -24,7 +24,11 @@
 #              with half a request; prints "held H busy B"; within S
 #              seconds every held one must be closed by the deadline or
 #              given up to a client of another user
+#   siege N S  (run as an unprivileged user) for S seconds keeps N
+#              connections open, each with half a request, opening a new
+#              one whenever vpowerd closes one; prints "opened O"
 import json
+import select
 import os
 import socket
 import sys
@@ -242,6 +246,24 @@ def main():
             if not r or ("no complete request line" not in r[0]["error"]["message"]
                          and "for a client of another user" not in r[0]["error"]["message"]):
                 fail("hold: a held connection was not closed by the deadline: %r" % r)
+    elif check == "siege":
+        n, secs = int(sys.argv[3]), float(sys.argv[4])
+        end = time.monotonic() + secs
+        socks, opened = [], 0
+        while time.monotonic() < end:
+            while len(socks) < n:
+                s = conn(path)
+                try:
+                    s.sendall(HALF)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                socks.append(s)
+                opened += 1
+            ready, _, _ = select.select(socks, [], [], 0.2)
+            for s in ready:
+                socks.remove(s)
+                s.close()
+        print("opened %d" % opened, flush=True)
     else:
         fail("unknown check " + check)
 

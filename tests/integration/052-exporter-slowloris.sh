@@ -15,6 +15,10 @@
 #  - the per-address limit must have been reached (and made room);
 #  - a real Prometheus server scraping every second with a 0.9 s timeout
 #    must miss no scrape (when it is installed).
+# At the same time an unprivileged user besieges vpowerd's control
+# socket: 80 connections with half a request each, reopened as vpowerd
+# closes them; root's `vpowerctl status` must answer within 1 s all along
+# (printed as RESULT lines), like the scrapes.
 # Then a second exporter allowing 16 connections in all, with 40 held
 # open, must still answer a scrape within 1 s.  Also: a domain name with
 # a quote, a backslash and bytes that are not UTF-8 gives a scrape that
@@ -61,6 +65,8 @@ pl_log "--listen on a foreign address: $(grep 192.0.2.1 "$PL_TMP/listen.out")"
 
 # The daemon, with a hostile domain name: 0xff and an overlong '/' are
 # not UTF-8.
+# The socket's directory is open to the unprivileged attacker below.
+chmod 755 "$PL_TMP"
 SOCK=$PL_TMP/vpowerd.sock
 printf 'web 2 60 10\nbad"n\\a\377m\300\257e 1 30\n' >"$PL_TMP/domains"
 printf 'control_socket %s\njournal %s\nperiod_ms 500\nmax_period_ms 500\n' \
@@ -109,10 +115,29 @@ python3 "$VPOWER_SRCDIR/tests/integration/prom-slowloris.py" 127.0.0.1 \
     >"$PL_TMP/attack.out" 2>&1 &
 ATTACK=$!
 PL_PIDS+=($ATTACK)
+SIEGE=
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+    setpriv --reuid=61077 --regid=61077 --clear-groups /usr/bin/python3 \
+        "$VPOWER_SRCDIR/tests/cli/proto-client.py" "$SOCK" siege 80 \
+        "$ATTACK_S" >"$PL_TMP/siege.out" 2>&1 &
+    SIEGE=$!
+    PL_PIDS+=($SIEGE)
+else
+    pl_log "not root or no setpriv: no control-socket siege beside the slowloris"
+fi
 sleep 1
 T0=$(date +%s)
-worst=0 n=0 bad=
+worst=0 n=0 bad= cworst=0 cbad=
 while [ $(($(date +%s) - T0)) -lt $((ATTACK_S - 3)) ]; do
+    if [ -n "$SIEGE" ]; then
+        c0=$(date +%s%N)
+        "$VPOWER_BUILDDIR/manager/vpowerctl" --socket "$SOCK" status \
+            >/dev/null 2>"$PL_TMP/ctl.err" || cbad="$cbad $n:$(head -c 200 "$PL_TMP/ctl.err")"
+        cms=$((($(date +%s%N) - c0) / 1000000))
+        echo "RESULT vpowerctl_status=$n during_siege milliseconds=$cms"
+        [ "$cms" -le 1000 ] || cbad="$cbad $n:${cms}ms"
+        [ "$cms" -le "$cworst" ] || cworst=$cms
+    fi
     r=$(curl -s -o "$PL_TMP/during.txt" -w '%{http_code} %{time_total}' \
         --max-time 5 "$EXP") || true
     n=$((n + 1))
@@ -130,6 +155,13 @@ res=$(cat "$PL_TMP/attack.out")
 echo "RESULT attack $res"
 echo "RESULT scrapes=$n worst_seconds=$worst"
 [ -z "$bad" ] || pl_fail "scrapes failed or took over 1 s during the attack:$bad"
+if [ -n "$SIEGE" ]; then
+    wait "$SIEGE" || pl_fail "siege script failed: $(cat "$PL_TMP/siege.out")"
+    echo "RESULT siege $(cat "$PL_TMP/siege.out") worst_status_ms=$cworst"
+    [ -z "$cbad" ] || pl_fail "root's vpowerctl status failed or took over 1 s during the siege:$cbad"
+    grep -q 'per-user\|most one user may have' "$PL_TMP/vpowerd.log" ||
+        pl_fail "the siege never reached the per-user limit: $(tail -3 "$PL_TMP/vpowerd.log")"
+fi
 pl_ge "$n" 10 || pl_fail "only $n scrapes during the attack"
 maxo=${res##*max_open=}
 pl_ge "$((HEADER_TIMEOUT + 2))" "$maxo" ||
