@@ -23,7 +23,8 @@
  *
  * Keys: vCPU pin (uuid, vcpu); emulator pin (uuid); sysfs value (path
  * relative to the sysfs root, e.g. "cpu3/cpufreq/scaling_max_freq");
- * online state (cpu).  Paths are relative, have no "..", no whitespace
+ * online state (cpu); housekeeping cgroup file (path), unit (name), IRQ
+ * (irq) and workqueue mask (one).  Paths are relative, have no "..", no whitespace
  * and are at most JNL_PATH_LEN - 1 bytes; values are one line without
  * newline, at most JNL_VALUE_LEN - 1 bytes.
  *
@@ -48,6 +49,10 @@ enum jnl_kind {
     JNL_EMULATOR_PIN,       /* uuid, cpus */
     JNL_SYSFS,              /* path, value */
     JNL_ONLINE,             /* cpu, online */
+    JNL_CGROUP,             /* path (below the cgroup root), value */
+    JNL_UNIT,               /* path (systemd unit name), value */
+    JNL_IRQ,                /* irq, value (smp_affinity_list) */
+    JNL_WQMASK,             /* value (workqueue cpumask) */
     JNL_N_KINDS
 };
 
@@ -60,6 +65,7 @@ struct jnl_entry {
     char value[JNL_VALUE_LEN];
     unsigned cpu;
     bool online;
+    unsigned irq;
 };
 
 struct jnl;
@@ -98,6 +104,15 @@ int jnl_record_emulator_pin(struct jnl *, const char *uuid,
                             const struct cpuset *orig);
 int jnl_record_sysfs(struct jnl *, const char *relpath, const char *orig);
 int jnl_record_online(struct jnl *, unsigned cpu, bool was_online);
+
+/* Originals of the housekeeping driver (manager/housekeeping.h), which
+ * restores them itself (hk_record_from_jnl, hk_restore).  Keys: a cgroup
+ * file relative to the cgroup root; a systemd unit name; an IRQ number;
+ * the one workqueue mask.  Values may be empty except the mask's. */
+int jnl_record_cgroup(struct jnl *, const char *relpath, const char *orig);
+int jnl_record_unit(struct jnl *, const char *unit, const char *orig);
+int jnl_record_irq(struct jnl *, unsigned irq, const char *orig);
+int jnl_record_wqmask(struct jnl *, const char *orig);
 
 /* True if the key is journalled; '*value' (may be NULL) then points at
  * the stored original, valid until the journal changes. */
