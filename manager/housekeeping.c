@@ -62,12 +62,16 @@ hk_mode_name(enum hk_mode m)
 void
 hk_seterr(struct hk *hk, const char *fmt, ...)
 {
+    char msg[sizeof hk->err];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(hk->err, sizeof hk->err, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    LOG_ERR("%s", hk->err);
+    LOG_ERR("%s", msg);
+    if (!hk->err[0]) {
+        memcpy(hk->err, msg, sizeof msg);     /* The first one counts. */
+    }
 }
 
 /* A group name is a relative cgroup path: no "..", no empty component,

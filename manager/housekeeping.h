@@ -188,7 +188,7 @@ int hk_restore(struct hk *, const struct hk_record *recs, size_t n,
 /* The driver's records, oldest first, valid until the next call. */
 const struct hk_record *hk_records(const struct hk *, size_t *n);
 
-/* The last error as "PATH: reason" ("" if none). */
+/* The first error of the last call as "PATH: reason" ("" if none). */
 const char *hk_error(const struct hk *);
 
 /* Journal adapters: hk_jnl_record is an hk_record_cb whose 'aux' is a

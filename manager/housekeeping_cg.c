@@ -103,11 +103,32 @@ apply_unit(struct hk *hk, const char *unit, const struct cpuset *set,
 
 /* ---- cgroup v2 ------------------------------------------------------- */
 
-/* Enables the cpuset controller in the subtree_control of every ancestor
- * of 'group' that lacks it, root first. */
-static int
-v2_enable(struct hk *hk, const char *group, struct hk_report *rep)
+/* True if the ancestor 'anc' ('len' bytes of a group path, 0 for the
+ * root) is also an ancestor of a present group listed before 'gidx': a
+ * dry run has counted it there already. */
+static bool
+v2_counted(const struct hk *hk, size_t gidx, const char *anc, size_t len)
 {
+    char path[HK_PATH_MAX];
+
+    for (size_t h = 0; h < gidx; h++) {
+        const char *g = hk->groups[h];
+
+        snprintf(path, sizeof path, "%s/%s", hk->cgroup_root, g);
+        if (hk_exists(path, true) && strlen(g) > len
+            && !strncmp(g, anc, len) && (!len || g[len] == '/')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Enables the cpuset controller in the subtree_control of every ancestor
+ * of group 'gidx' that lacks it, root first. */
+static int
+v2_enable(struct hk *hk, size_t gidx, struct hk_report *rep)
+{
+    const char *group = hk->groups[gidx];
     char rel[HK_KEY_LEN], path[HK_PATH_MAX], cur[HK_LIST_LEN];
     size_t glen = strlen(group);
     int error;
@@ -124,7 +145,8 @@ v2_enable(struct hk *hk, const char *group, struct hk_report *rep)
             hk_seterr(hk, "%s: %s", path, strerror(-error));
             return error;
         }
-        if (hk_has_token(cur, "cpuset")) {
+        if (hk_has_token(cur, "cpuset")
+            || (hk->dry_run && v2_counted(hk, gidx, group, end))) {
             continue;
         }
         if (rep) {
@@ -150,9 +172,10 @@ v2_enable(struct hk *hk, const char *group, struct hk_report *rep)
 }
 
 static int
-apply_v2(struct hk *hk, const char *group, const struct cpuset *set,
+apply_v2(struct hk *hk, size_t gidx, const struct cpuset *set,
          struct hk_report *rep)
 {
+    const char *group = hk->groups[gidx];
     char rel[HK_KEY_LEN], path[HK_PATH_MAX], raw[HK_LIST_LEN];
     char to[HK_LIST_LEN];
     const struct hk_record *r;
@@ -167,7 +190,7 @@ apply_v2(struct hk *hk, const char *group, const struct cpuset *set,
         }
         return 0;
     }
-    error = v2_enable(hk, group, rep);
+    error = v2_enable(hk, gidx, rep);
     if (error) {
         return error;
     }
@@ -425,7 +448,7 @@ hk_apply_cpusets(struct hk *hk, const struct cpuset *set,
             error = apply_unit(hk, unit ? unit + 1 : hk->groups[g], set,
                                rep);
         } else {
-            error = apply_v2(hk, hk->groups[g], set, rep);
+            error = apply_v2(hk, g, set, rep);
         }
         first = first ? first : error;
     }

@@ -45,7 +45,8 @@ real_write(void *aux, const char *path, const char *value)
     int fd, error = 0;
 
     (void) aux;
-    fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_TRUNC as the shell's "echo >" does: kernel files ignore it. */
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         free(line);
         return -errno;
@@ -99,8 +100,9 @@ bus_get(struct hk_sdbus *b, char *err, size_t errlen)
         b->bus = NULL;
         snprintf(err, errlen, "cannot connect to the system bus (is "
                  "dbus running?): %s", strerror(-r));
+        return -ENOTCONN;       /* Not "no such unit". */
     }
-    return r < 0 ? r : 0;
+    return 0;
 }
 
 static const char *
@@ -130,6 +132,8 @@ bus_fail(sd_bus_error *e, int r, const char *what, const char *unit,
 {
     if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
         r = -ENOENT;
+    } else if (r == -ENOENT) {
+        r = -EIO;               /* -ENOENT means "no such unit" here. */
     }
     snprintf(err, errlen, "systemd %s %s: %s", what, unit,
              e->message ? e->message : strerror(-r));

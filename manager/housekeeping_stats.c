@@ -125,9 +125,12 @@ hk_irq_counts(struct hk *hk, uint64_t *counts, size_t n)
     uint64_t *row = XNEWARRAY(uint64_t, POL_MAX_CPUS);
     char label[32], *p, *desc;
     unsigned got, lineno = 1;
-    int error = irqtab_load(hk, t);
-    bool loaded = !error;
+    int error;
+    bool loaded;
 
+    hk->err[0] = '\0';
+    error = irqtab_load(hk, t);
+    loaded = !error;
     memset(counts, 0, n * sizeof *counts);
     for (p = t->rows; !error && *p;) {
         lineno++;
@@ -255,6 +258,7 @@ hk_cpu_pressure(struct hk *hk, struct hk_pressure *out)
     bool any = false;
     int error;
 
+    hk->err[0] = '\0';
     memset(out, 0, sizeof *out);
     if (hk->mode == HK_MODE_V2 || hk->mode == HK_MODE_SYSTEMD) {
         for (size_t g = 0; g < hk->n_groups; g++) {
@@ -324,6 +328,7 @@ group_time(struct hk *hk, const char *g, uint64_t *ns)
 int
 hk_cpu_time(struct hk *hk, uint64_t *ns)
 {
+    hk->err[0] = '\0';
     *ns = 0;
     if (hk->mode == HK_MODE_NONE) {
         return -ENOTSUP;

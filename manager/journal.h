@@ -23,10 +23,13 @@
  *
  * Keys: vCPU pin (uuid, vcpu); emulator pin (uuid); sysfs value (path
  * relative to the sysfs root, e.g. "cpu3/cpufreq/scaling_max_freq");
- * online state (cpu); housekeeping cgroup file (path), unit (name), IRQ
- * (irq) and workqueue mask (one).  Paths are relative, have no "..", no whitespace
+ * online state (cpu).  Paths are relative, have no "..", no whitespace
  * and are at most JNL_PATH_LEN - 1 bytes; values are one line without
  * newline, at most JNL_VALUE_LEN - 1 bytes.
+ *
+ * Housekeeping keys: cgroup file (path below the cgroup root), systemd
+ * unit (name), IRQ (number), workqueue mask (one); their values may be
+ * empty (an unset AllowedCPUs or cpuset.cpus) except the mask's.
  *
  * Not thread-safe (vpowerd has one thread).  All functions return 0 or a
  * negative errno. */
