@@ -44,4 +44,5 @@ include manager/ctl.mk
 include manager/gch.mk
 include manager/exporter.mk
 include manager/inputs.mk
+include manager/meter.mk
 include manager/hk.mk

@@ -4,7 +4,8 @@
  * comment, later directives override earlier ones, an unknown directive
  * or a bad value is an error that stops vpowerd from starting.  Parsing
  * text is pure (conf_parse); only conf_load and the 'include' directive
- * read files.  Each directive is one row of a table with its type and
+ * read files, and only conf_check_system() and conf_check_cpus() look at
+ * the host.  Each directive is one row of a table with its type and
  * range, so the table is also the documentation checked by the tests
  * (see config/vpowerd.conf and docs/configuration.md). */
 
@@ -13,12 +14,12 @@
 #include "manager/conf.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
+#include <sys/un.h>
 
 #include "manager/util.h"
 
@@ -26,8 +27,12 @@
 #define CONF_MAX_LINE 4096
 #define CONF_MAX_DEPTH 8
 
-enum conf_type { T_STR, T_PATH, T_GROUP, T_CPUS, T_KIND, T_OVERRIDE,
-                 T_BOOL, T_U32, T_INCLUDE };
+enum conf_type { T_STR, T_PATH, T_SOCKET, T_GROUP, T_CPUS, T_KIND,
+                 T_OVERRIDE, T_BOOL, T_U32, T_INCLUDE };
+
+_Static_assert(CONF_SOCKET_MAX + 1
+               == sizeof ((struct sockaddr_un *) 0)->sun_path,
+               "CONF_SOCKET_MAX is sun_path less its NUL");
 
 struct conf_directive {
     const char *name;
@@ -50,7 +55,7 @@ static const struct conf_directive directives[] = {
     STR("sysfs_root", T_PATH, sysfs_root),
     STR("energy_model", T_PATH, model_file),
     STR("journal", T_PATH, journal_path),
-    STR("control_socket", T_PATH, socket_path),
+    STR("control_socket", T_SOCKET, socket_path),
     STR("admin_group", T_GROUP, admin_group),
     STR("record", T_PATH, record_path),
     U32("record_max_bytes", record_max_bytes, 4096, UINT32_MAX),
@@ -155,14 +160,20 @@ apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
     switch (d->type) {
     case T_STR:
     case T_PATH:
+    case T_SOCKET:
     case T_GROUP:
         if (strlen(arg) >= d->size) {
             snprintf(why, whylen, "value too long (max %zu bytes)",
                      d->size - 1);
             return why;
         }
-        if (d->type == T_PATH && arg[0] != '/') {
+        if ((d->type == T_PATH || d->type == T_SOCKET) && arg[0] != '/') {
             return "expected an absolute path";
+        }
+        if (d->type == T_SOCKET && strlen(arg) > CONF_SOCKET_MAX) {
+            snprintf(why, whylen, "path longer than %d bytes, the most a "
+                     "Unix socket address holds", CONF_SOCKET_MAX);
+            return why;
         }
         if (d->type == T_GROUP && !group_valid(arg)) {
             return "not a valid group name";
@@ -308,6 +319,12 @@ parse_text(struct vpd_conf *c, const char *file, const char *text,
             period_line = lineno;
         } else if (d->off == offsetof(struct vpd_conf, max_period_ms)) {
             max_line = lineno;
+        } else if (d->off == offsetof(struct vpd_conf, admin_group)) {
+            snprintf(c->admin_group_at, sizeof c->admin_group_at, "%.256s:%u",
+                     file, lineno);
+        } else if (d->type == T_CPUS) {
+            snprintf(c->managed_at, sizeof c->managed_at, "%.256s:%u", file,
+                     lineno);
         }
     }
     if ((period_line || max_line) && c->max_period_ms < c->period_ms) {
@@ -328,57 +345,34 @@ conf_parse(struct vpd_conf *c, const char *file, const char *text,
     return parse_text(c, file ? file : "(config)", text, 0, err, errlen);
 }
 
-/* Reads 'path' (at most CONF_MAX_FILE bytes) into a fresh string. */
+/* Reads 'path' (a regular file of at most CONF_MAX_FILE bytes that only
+ * root or vpowerd's uid can write) into a fresh string; on an error,
+ * 'why' says what is wrong. */
 static int
-read_text(const char *path, char **out)
+read_text(const char *path, char **out, char *why, size_t whylen)
 {
     struct stat st;
     char *buf;
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t len;
+    int error;
 
-    if (fd < 0) {
-        return -errno;
+    error = util_read_regular(path, CONF_MAX_FILE, &buf, &len, &st);
+    if (error) {
+        snprintf(why, whylen, "%s", error == -EFBIG
+                 ? "file larger than 1 MiB" : util_read_strerror(error));
+        return error == -EFBIG ? -EINVAL : error;
     }
-    if (fstat(fd, &st) < 0) {
-        int error = -errno;
-
-        close(fd);
+    error = util_check_trusted(path, &st, "configuration file",
+                               "make vpowerd do anything as root", why,
+                               whylen);
+    if (error) {
+        free(buf);
         return error;
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return -EINVAL;
-    }
-    buf = xmalloc(CONF_MAX_FILE + 2);
-    for (;;) {
-        ssize_t n = read(fd, buf + got, CONF_MAX_FILE + 1 - got);
-
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            int error = -errno;
-
-            free(buf);
-            close(fd);
-            return error;
-        }
-        if (n == 0) {
-            break;
-        }
-        got += (size_t) n;
-        if (got > CONF_MAX_FILE) {
-            free(buf);
-            close(fd);
-            return -EFBIG;
-        }
-    }
-    close(fd);
-    buf[got] = '\0';
-    if (strlen(buf) != got) {
+    if (strlen(buf) != len) {
+        snprintf(why, whylen, "not a text file (NUL byte)");
         free(buf);
-        return -EILSEQ;         /* NUL bytes: not a text file. */
+        return -EINVAL;
     }
     *out = buf;
     return 0;
@@ -389,7 +383,7 @@ load_file(struct vpd_conf *c, const char *path, int depth,
           const char *from_file, unsigned from_line, char *err,
           size_t errlen)
 {
-    char *text = NULL, *full = NULL;
+    char *text = NULL, *full = NULL, why[512];
     int error;
 
     if (depth > CONF_MAX_DEPTH) {
@@ -405,20 +399,20 @@ load_file(struct vpd_conf *c, const char *path, int depth,
                          path);
         path = full;
     }
-    error = read_text(path, &text);
+    error = read_text(path, &text, why, sizeof why);
     if (error) {
-        const char *why = error == -EFBIG ? "file larger than 1 MiB"
-                          : error == -EILSEQ ? "not a text file"
-                          : strerror(-error);
+        /* The trust check's message names the file itself. */
+        const char *name = error == -EPERM ? "" : path;
+        const char *sep = error == -EPERM ? "" : ": ";
 
         if (from_file) {
-            snprintf(err, errlen, "%s:%u: include: %s: %s", from_file,
-                     from_line, path, why);
+            snprintf(err, errlen, "%s:%u: include: %s%s%s", from_file,
+                     from_line, name, sep, why);
         } else {
-            snprintf(err, errlen, "%s:0: %s", path, why);
+            snprintf(err, errlen, "%s%s%s", name, sep, why);
         }
         free(full);
-        return error == -EFBIG || error == -EILSEQ ? -EINVAL : error;
+        return error;
     }
     error = parse_text(c, path, text, depth, err, errlen);
     free(text);
@@ -447,4 +441,72 @@ conf_to_policy(const struct vpd_conf *c, struct pol_config *p)
     p->max_interval_ns = (uint64_t) c->max_period_ms * 1000000;
     p->allow_offline = c->allow_offline;
     p->use_turbo = c->use_turbo;
+}
+
+int
+conf_check_system(const struct vpd_conf *c, char *err, size_t errlen)
+{
+    if (c->admin_group[0] && !getgrnam(c->admin_group)) {
+        snprintf(err, errlen, "%s: admin_group: '%s' is not a group on this "
+                 "host (create it with groupadd, or remove the directive to "
+                 "allow root only)",
+                 c->admin_group_at[0] ? c->admin_group_at : "(config)",
+                 c->admin_group);
+        return -ENOENT;
+    }
+    if (c->model_file[0]) {
+        struct stat st;
+        char why[512];
+        int error = 0;
+
+        if (stat(c->model_file, &st) < 0) {
+            error = -errno;
+            snprintf(why, sizeof why, "%s", strerror(errno));
+        } else if (!S_ISREG(st.st_mode)) {
+            error = S_ISDIR(st.st_mode) ? -EISDIR : -ENODEV;
+            snprintf(why, sizeof why, "%s", util_read_strerror(error));
+        } else {
+            error = util_check_trusted(c->model_file, &st, "energy model",
+                                       "choose what vpowerd does as root",
+                                       why, sizeof why);
+        }
+        if (error) {
+            snprintf(err, errlen, "energy model %s: %s", c->model_file, why);
+            return error;
+        }
+    }
+    return 0;
+}
+
+int
+conf_check_cpus(const struct vpd_conf *c, unsigned n_cpus, char *err,
+                size_t errlen)
+{
+    struct cpuset extra;
+    char list[256], have[64];
+
+    if (!c->managed_set) {
+        return 0;
+    }
+    cpuset_zero(&extra);
+    CPUSET_FOREACH (cpu, &c->managed) {
+        if ((unsigned) cpu >= n_cpus) {
+            cpuset_set(&extra, (unsigned) cpu);
+        }
+    }
+    if (cpuset_empty(&extra)) {
+        return 0;
+    }
+    cpuset_format(&extra, list, sizeof list);
+    if (n_cpus > 1) {
+        snprintf(have, sizeof have, "CPUs 0-%u", n_cpus - 1);
+    } else {
+        snprintf(have, sizeof have, "only CPU 0");
+    }
+    snprintf(err, errlen, "%s: managed_cpus: CPU%s %s do%s not exist on this "
+             "host, which has %s; correct the list",
+             c->managed_at[0] ? c->managed_at : "(config)",
+             cpuset_count(&extra) > 1 ? "s" : "", list,
+             cpuset_count(&extra) > 1 ? "" : "es", have);
+    return -EINVAL;
 }

@@ -2,7 +2,11 @@
  *
  * One directive per line, '#' comments, chrony style.  The parser is pure
  * (text in, struct out) so it is unit-tested and fuzzed without files.
- * Errors are "FILE:LINE: reason" and the daemon refuses to start. */
+ * Errors are "FILE:LINE: reason" and the daemon refuses to start.  What
+ * can only be checked against the running system (does the admin group
+ * exist, does every managed CPU exist) is checked by conf_check_system()
+ * and conf_check_cpus() before vpowerd changes anything, still naming
+ * the directive's FILE:LINE. */
 
 #ifndef VPOWER_CONF_H
 #define VPOWER_CONF_H 1
@@ -13,6 +17,10 @@
 
 #include "policy/cpuset.h"
 #include "policy/policy.h"
+
+/* Longest control socket path: a sockaddr_un's sun_path less its NUL. */
+#define CONF_SOCKET_MAX 107
+#define CONF_AT_LEN 280         /* "FILE:LINE" of a directive. */
 
 struct vpd_conf {
     char connect_uri[256];          /* connect qemu:///system */
@@ -39,6 +47,10 @@ struct vpd_conf {
     /* Appended by the integration engineer: the record file (record_path)
      * is renamed to FILE.1 and started anew past this size. */
     uint32_t record_max_bytes;      /* record_max_bytes 67108864 */
+    /* "FILE:LINE" of the directive that set the field last ("" for the
+     * default), for the checks against the running system. */
+    char admin_group_at[CONF_AT_LEN];
+    char managed_at[CONF_AT_LEN];
 };
 
 void conf_defaults(struct vpd_conf *);
@@ -49,9 +61,28 @@ void conf_defaults(struct vpd_conf *);
 int conf_parse(struct vpd_conf *c, const char *file, const char *text,
                char *err, size_t errlen);
 
-/* Reads 'path' and parses it; I/O errors are reported the same way. */
+/* Reads 'path' and parses it; I/O errors are reported the same way.  The
+ * file and every included one must be a regular file (opened without
+ * blocking: a FIFO or a device is refused at once, "is not a regular
+ * file"; a directory "is a directory"), at most 1 MiB, owned by root or
+ * vpowerd's effective uid and not writable by group or others (-EPERM:
+ * whoever can write it controls what vpowerd does as root). */
 int conf_load(struct vpd_conf *c, const char *path, char *err,
               size_t errlen);
+
+/* Checks 'c' against the running system before anything is changed: the
+ * admin_group exists; an energy_model file is a regular file as trusted
+ * as the configuration itself.  Returns 0, or a negative errno with
+ * "FILE:LINE: directive: reason" (the file name alone for a value given
+ * on the command line) in 'err'. */
+int conf_check_system(const struct vpd_conf *c, char *err, size_t errlen);
+
+/* Checks that every CPU of managed_cpus exists on a host with CPUs 0 to
+ * 'n_cpus' - 1: a list naming others (a typo, a config copied from a
+ * bigger host) is refused rather than silently trimmed.  Returns 0 or
+ * -EINVAL with "FILE:LINE: managed_cpus: ..." naming the missing CPUs. */
+int conf_check_cpus(const struct vpd_conf *c, unsigned n_cpus, char *err,
+                    size_t errlen);
 
 /* Fills a policy config from the daemon config. */
 void conf_to_policy(const struct vpd_conf *, struct pol_config *);

@@ -437,7 +437,6 @@ check_dir(const char *path, char *err, size_t errlen)
 {
     char *copy = xstrdup(path);
     const char *dir = dirname(copy);
-    struct stat st;
     int r = 0;
 
     if (mkdir(dir, 0755) == 0) {
@@ -452,27 +451,9 @@ check_dir(const char *path, char *err, size_t errlen)
                  "%s: %s", dir, strerror(errno));
         r = -errno;
     }
-    if (!r && lstat(dir, &st) < 0) {
-        snprintf(err, errlen, "cannot stat %s: %s", dir, strerror(errno));
-        r = -errno;
-    }
-    if (!r && !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s is not a directory (a symlink?); the "
-                 "control socket needs a real directory", dir);
-        r = -ENOTDIR;
-    }
-    if (!r && st.st_uid != geteuid()) {
-        snprintf(err, errlen, "control socket directory %s is owned by uid "
-                 "%u, not by vpowerd's uid %u; someone else could replace "
-                 "the socket (fix: chown %u %s)", dir, (unsigned) st.st_uid,
-                 (unsigned) geteuid(), (unsigned) geteuid(), dir);
-        r = -EPERM;
-    }
-    if (!r && (st.st_mode & S_IWOTH)) {
-        snprintf(err, errlen, "control socket directory %s is writable by "
-                 "every user, who could replace the socket (fix: chmod 755 "
-                 "%s)", dir, dir);
-        r = -EPERM;
+    if (!r) {
+        r = util_check_trusted_dir(dir, "control socket directory",
+                                   "replace the socket", err, errlen);
     }
     free(copy);
     return r;

@@ -43,10 +43,11 @@ typedef char *ctl_dispatch_cb(const struct proto_request *,
 
 /* Creates the socket at 'path' and starts serving on 'sched'.  The
  * directory holding it is created (mode 0755) if missing; an existing
- * directory must be owned by the daemon's user and not be writable by
- * others, or nothing starts ("... is writable by every user; fix with
- * chmod 755 DIR").  A leftover socket from a dead daemon is
- * replaced; a live one is an error (another vpowerd is running).  The
+ * directory must be owned by root or the daemon's user and not be
+ * writable by group or others (util_check_trusted_dir()), or nothing
+ * starts ("... is writable by every user ... (fix: chmod 755 DIR)").
+ * A leftover socket from a dead daemon is replaced; a live one is an
+ * error (another vpowerd is running).  The
  * socket itself is mode 0666: any local user may read status, while
  * changes are authorised per request by peer credentials.  'admin_group'
  * "" means root only; a name that is not a group is an error.  Returns

@@ -1556,16 +1556,26 @@ load_model(struct vpd *d, char *err, size_t errlen)
     int r;
 
     if (d->conf.model_file[0]) {
+        struct stat st;
         char *text;
         size_t len;
 
-        /* 16 MiB: far above any host's model, and a bound on a wrong
-         * path such as a device. */
-        r = util_read_file(d->conf.model_file, (size_t) 16 << 20, &text,
-                           &len);
+        /* 16 MiB: far above any host's model.  A FIFO or device is
+         * refused without waiting; the owner and mode as for the
+         * configuration, since the model decides what is written. */
+        r = util_read_regular(d->conf.model_file, (size_t) 16 << 20, &text,
+                              &len, &st);
         if (r < 0) {
             snprintf(err, errlen, "%s: %s", d->conf.model_file,
-                     strerror(-r));
+                     r == -EFBIG ? "larger than 16 MiB"
+                                 : util_read_strerror(r));
+            return r;
+        }
+        r = util_check_trusted(d->conf.model_file, &st, "energy model",
+                               "choose what vpowerd does as root", err,
+                               errlen);
+        if (r < 0) {
+            free(text);
             return r;
         }
         r = pol_model_parse(&d->model, text, why, sizeof why);
@@ -1618,9 +1628,13 @@ replay_journal(struct vpd *d, char *err, size_t errlen)
     if (r == -ENOENT) {
         return 0;
     }
+    if (r == -EPERM || r == -ENOTDIR) {
+        snprintf(err, errlen, "%s", why);     /* Untrusted: not replayed. */
+        return r;
+    }
     if (r < 0) {
         snprintf(err, errlen, "leftover journal unusable, restore by hand: "
-                 "%s", r == -EINVAL ? why : strerror(-r));
+                 "%s", why);
         return r;
     }
     LOG_WARN("journal %s left by a crashed run: restoring %zu originals",
@@ -1746,6 +1760,10 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     }
     if (d->n_cpus > POL_MAX_CPUS) {
         d->n_cpus = POL_MAX_CPUS;
+    }
+    r = conf_check_cpus(&d->conf, d->n_cpus, err, errlen);
+    if (r < 0) {
+        return r;
     }
     d->hv = d->hv_ops->open(d->conf.connect_uri, d->sched, hv_event, d,
                             err, errlen);

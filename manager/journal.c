@@ -6,7 +6,7 @@
  * the directory.  A crash at any point leaves either the previous or the
  * new complete journal.  The text format is line based:
  *
- *   vpower-journal 1
+ *   vpower-journal 2
  *   vcpu UUID VCPU CPULIST
  *   emulator UUID CPULIST
  *   online CPU 0|1
@@ -17,8 +17,18 @@
  *   wqmask VALUE                 (VALUE is the rest of the line)
  *   end COUNT
  *
- * The "end" line lets jnl_load() refuse a journal that was cut short by
- * something other than our rename (a full disk, a hand edit). */
+ * A sysfs VALUE is the file's content exactly as read, so a restore puts
+ * back the same bytes; its trailing newline is written "\n" and a
+ * backslash "\\".  Version 1 journals (no escapes, no newline) are still
+ * read, so a journal left by an older vpowerd is replayed.  The "end"
+ * line lets jnl_load() refuse a journal that was cut short by something
+ * other than our rename (a full disk, a hand edit).
+ *
+ * The journal is replayed as root, so jnl_load() refuses one that another
+ * user could have written or replaced: the file and its directory must
+ * be owned by root or vpowerd's uid and not writable by group or others
+ * (util_check_trusted(), the check the control socket's directory
+ * gets). */
 
 #include <config.h>
 
@@ -26,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +50,9 @@
 
 #define LOG_MODULE "jnl"
 
-#define JNL_MAGIC "vpower-journal 1"
-#define JNL_MAX_FILE (JNL_MAX_ENTRIES * 320)
+#define JNL_MAGIC "vpower-journal 2"
+#define JNL_MAGIC_V1 "vpower-journal 1"  /* No escapes in sysfs values. */
+#define JNL_MAX_FILE (JNL_MAX_ENTRIES * 512)
 
 struct jnl {
     char *path;
@@ -91,6 +103,8 @@ relpath_valid(const char *p)
     return true;
 }
 
+/* One line of text, optionally ending in the newline sysfs files end
+ * with. */
 static bool
 value_valid(const char *v)
 {
@@ -100,6 +114,9 @@ value_valid(const char *v)
         return false;
     }
     for (size_t i = 0; i < len; i++) {
+        if (v[i] == '\n' && i == len - 1) {
+            continue;
+        }
         if ((unsigned char) v[i] < ' ' || v[i] == 0x7f) {
             return false;
         }
@@ -148,7 +165,17 @@ format_entry(struct sbuf *b, const struct jnl_entry *e)
         sbuf_printf(b, "emulator %s %s\n", e->uuid, list);
         break;
     case JNL_SYSFS:
-        sbuf_printf(b, "sysfs %s %s\n", e->path, e->value);
+        sbuf_printf(b, "sysfs %s ", e->path);
+        for (const char *v = e->value; *v; v++) {
+            if (*v == '\n') {
+                sbuf_printf(b, "\\n");
+            } else if (*v == '\\') {
+                sbuf_printf(b, "\\\\");
+            } else {
+                sbuf_printf(b, "%c", *v);
+            }
+        }
+        sbuf_printf(b, "\n");
         break;
     case JNL_ONLINE:
         sbuf_printf(b, "online %u %d\n", e->cpu, e->online ? 1 : 0);
@@ -467,8 +494,8 @@ record_hk(struct jnl *j, enum jnl_kind kind, const char *key, unsigned irq,
 {
     struct jnl_entry e;
 
-    if (!orig || !value_valid(orig) || (key && !relpath_valid(key))
-        || (kind == JNL_WQMASK && !*orig)) {
+    if (!orig || !value_valid(orig) || strpbrk(orig, "\n\\")
+        || (key && !relpath_valid(key)) || (kind == JNL_WQMASK && !*orig)) {
         return -EINVAL;
     }
     memset(&e, 0, sizeof e);
@@ -573,7 +600,7 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
 
         if (e->kind == JNL_ONLINE && e->online) {
             snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
-            int error = sysfs_write(root, rel, "1");
+            int error = sysfs_write(root, rel, "1\n");
 
             done[i] = true;
             if (error) {
@@ -598,7 +625,8 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
             if (!error) {
                 done[i] = true;
             } else if (pass == 1) {
-                LOG_ERR("restore %s <- %s: %s", e->path, e->value,
+                LOG_ERR("restore %s <- %.*s: %s", e->path,
+                        (int) strcspn(e->value, "\n"), e->value,
                         strerror(-error));
                 failed++;
                 first = first ? first : error;
@@ -612,7 +640,7 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
 
         if (e->kind == JNL_ONLINE && !e->online && e->cpu != 0) {
             snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
-            int error = sysfs_write(root, rel, "0");
+            int error = sysfs_write(root, rel, "0\n");
 
             if (error) {
                 LOG_ERR("restore %s <- 0: %s", rel, strerror(-error));
@@ -630,22 +658,62 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
 
 /* ---- Loading ----------------------------------------------------------- */
 
+/* Refuses a journal directory another user could write to: they could
+ * put a journal of their own there, which vpowerd replays as root. */
 static int
-read_file(const char *path, char **text)
+check_dir(const char *path, char *err, size_t errlen)
+{
+    char *copy = xstrdup(path);
+    int error = util_check_trusted_dir(dirname(copy), "journal directory",
+                                       "plant a journal that vpowerd "
+                                       "replays as root", err, errlen);
+
+    free(copy);
+    return error;
+}
+
+/* Reads the journal at 'path' if it is a regular file vpowerd can trust;
+ * -ENOENT without a message if there is none. */
+static int
+read_file(const char *path, char **text, char *err, size_t errlen)
 {
     struct stat st;
     char *buf;
     size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd, error;
 
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
-        return -errno;
+        error = -errno;
+        if (error == -ELOOP) {
+            snprintf(err, errlen, "journal %s is a symlink; vpowerd writes "
+                     "it itself and never follows one (remove it)", path);
+        } else if (error != -ENOENT) {
+            snprintf(err, errlen, "%s: %s", path, strerror(-error));
+        }
+        return error;
     }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) < 0) {
+        error = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(-error));
+        close(fd);
+        return error;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "journal %s is not a regular file (remove "
+                 "it)", path);
         close(fd);
         return -EINVAL;
     }
+    error = util_check_trusted(path, &st, "journal", "forge the values "
+                               "vpowerd restores as root", err, errlen);
+    if (error) {
+        close(fd);
+        return error;
+    }
     if (st.st_size > JNL_MAX_FILE) {
+        snprintf(err, errlen, "journal %s: larger than %d bytes", path,
+                 JNL_MAX_FILE);
         close(fd);
         return -EFBIG;
     }
@@ -657,8 +725,8 @@ read_file(const char *path, char **text)
             continue;
         }
         if (n <= 0) {
-            int error = n < 0 ? -errno : -EIO;
-
+            error = n < 0 ? -errno : -EIO;
+            snprintf(err, errlen, "%s: %s", path, strerror(-error));
             free(buf);
             close(fd);
             return error;
@@ -668,11 +736,33 @@ read_file(const char *path, char **text)
     close(fd);
     buf[got] = '\0';
     if (strlen(buf) != got) {
+        snprintf(err, errlen, "%s: NUL byte (not a vpower journal)", path);
         free(buf);
         return -EINVAL;
     }
     *text = buf;
     return 0;
+}
+
+/* Undoes format_entry()'s escapes of a version 2 sysfs value, in place;
+ * false on an unknown escape. */
+static bool
+unescape(char *v)
+{
+    char *out = v;
+
+    for (; *v; v++) {
+        if (*v != '\\') {
+            *out++ = *v;
+        } else if (v[1] == 'n' || v[1] == '\\') {
+            *out++ = v[1] == 'n' ? '\n' : '\\';
+            v++;
+        } else {
+            return false;
+        }
+    }
+    *out = '\0';
+    return true;
 }
 
 static int
@@ -740,10 +830,10 @@ parse_hk_line(char *line, struct jnl_entry *e, bool *done)
     return NULL;
 }
 
-/* Parses one line (modified in place) into 'e'; returns a reason or
- * NULL. */
+/* Parses one line (modified in place) of a journal of format 'version'
+ * into 'e'; returns a reason or NULL. */
 static const char *
-parse_line(char *line, struct jnl_entry *e)
+parse_line(char *line, int version, struct jnl_entry *e)
 {
     char *save, *kw, *a, *b, *c;
     const char *reason;
@@ -764,6 +854,9 @@ parse_line(char *line, struct jnl_entry *e)
         *sp = '\0';
         if (!relpath_valid(path)) {
             return "sysfs: bad path";
+        }
+        if (version > 1 && !unescape(sp + 1)) {
+            return "sysfs: bad escape in value";
         }
         if (!value_valid(sp + 1)) {
             return "sysfs: bad value";
@@ -835,14 +928,13 @@ jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
     const char *reason = NULL;
     unsigned lineno = 0;
     bool ended = false;
-    int error;
+    int version = 0, error;
 
-    error = read_file(path, &text);
-    if (error == -ENOENT) {
-        return error;
+    error = check_dir(path, err, errlen);
+    if (!error) {
+        error = read_file(path, &text, err, errlen);
     }
     if (error) {
-        snprintf(err, errlen, "%s: %s", path, strerror(-error));
         return error;
     }
     j = jnl_new(path);
@@ -862,7 +954,9 @@ jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
             break;
         }
         if (lineno == 1) {
-            if (strcmp(line, JNL_MAGIC)) {
+            version = !strcmp(line, JNL_MAGIC) ? 2
+                      : !strcmp(line, JNL_MAGIC_V1) ? 1 : 0;
+            if (!version) {
                 reason = "not a vpower journal (bad first line)";
                 break;
             }
@@ -879,7 +973,7 @@ jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
             ended = true;
             continue;
         }
-        reason = parse_line(line, &e);
+        reason = parse_line(line, version, &e);
         if (reason) {
             break;
         }

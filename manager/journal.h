@@ -24,8 +24,10 @@
  * Keys: vCPU pin (uuid, vcpu); emulator pin (uuid); sysfs value (path
  * relative to the sysfs root, e.g. "cpu3/cpufreq/scaling_max_freq");
  * online state (cpu).  Paths are relative, have no "..", no whitespace
- * and are at most JNL_PATH_LEN - 1 bytes; values are one line without
- * newline, at most JNL_VALUE_LEN - 1 bytes.
+ * and are at most JNL_PATH_LEN - 1 bytes; values are the file's content
+ * as read (one line, with or without the trailing newline sysfs files
+ * have), at most JNL_VALUE_LEN - 1 bytes, and are restored byte for
+ * byte.
  *
  * Housekeeping keys: cgroup file (path below the cgroup root), systemd
  * unit (name), IRQ (number), workqueue mask (one); their values may be
@@ -79,10 +81,16 @@ struct jnl;
 int jnl_create(const char *path, struct jnl **out);
 
 /* Loads the leftover journal at 'path' into '*out'.  Returns -ENOENT if
- * there is none (nothing to restore), -EINVAL with "PATH:LINE: reason" in
- * 'err' if it is malformed or truncated (it is left in place for the
- * administrator), other negative errnos for I/O errors.  The loaded
- * journal stays bound to 'path': further records append to it. */
+ * there is none (nothing to restore).  Another user must not be able to
+ * have written it: if the file or its directory is not owned by root or
+ * vpowerd's effective uid, or is writable by group or others, the result
+ * is -EPERM (-ENOTDIR if the directory is a symlink or no directory),
+ * also when there is no journal yet, since vpowerd writes one there;
+ * 'err' says how to fix it.  -EINVAL with "PATH:LINE: reason" if it is
+ * malformed or truncated (it is left in place for the administrator),
+ * other negative errnos for I/O errors.  'err' is set for every error
+ * but -ENOENT.  The loaded journal stays bound to 'path': further
+ * records append to it. */
 int jnl_load(const char *path, struct jnl **out, char *err, size_t errlen);
 
 /* Frees the object; the file stays.  NULL is fine. */
@@ -138,7 +146,9 @@ int jnl_foreach(const struct jnl *, enum jnl_kind kind, jnl_entry_cb *cb,
  * are brought online (their cpufreq/cpuidle files may only exist then),
  * then sysfs values in two passes (a scaling_min_freq may only be
  * accepted after its scaling_max_freq), then CPUs that were offline are
- * taken offline.  Does not write the journal.  '*n_failed' (may be NULL)
+ * taken offline.  Values are written exactly as journalled, online
+ * states as "1\n" or "0\n" like the kernel shows them.  Does not write
+ * the journal.  '*n_failed' (may be NULL)
  * gets the number of entries that could not be restored; returns the
  * first error or 0. */
 int jnl_restore_sysfs(const struct jnl *, const char *root,

@@ -51,21 +51,10 @@ build_path(char *out, const char *root, const char *rel)
     return 0;
 }
 
-int
-sysfs_read(const char *root, const char *rel, char *buf, size_t len)
-{
-    char path[SYSFS_PATH_MAX];
-    int error;
-
-    if (len < 2) {
-        return -EINVAL;
-    }
-    error = build_path(path, root, rel);
-    return error ? error : sysfs_read_file(path, buf, len);
-}
-
-int
-sysfs_read_file(const char *path, char *buf, size_t len)
+/* Reads 'path' into 'buf' as sysfs_read_file() does; the trailing
+ * newline is kept unless 'strip'. */
+static int
+read_path(const char *path, char *buf, size_t len, bool strip)
 {
     size_t got = 0;
     int fd, error;
@@ -73,7 +62,9 @@ sysfs_read_file(const char *path, char *buf, size_t len)
     if (len < 2) {
         return -EINVAL;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in a fixture tree reads as empty instead of
+     * blocking the daemon; kernfs and /proc ignore the flag. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         return -errno;
     }
@@ -108,13 +99,45 @@ sysfs_read_file(const char *path, char *buf, size_t len)
         error = -EINVAL;          /* Binary garbage is not a value. */
         goto out;
     }
-    if (got && buf[got - 1] == '\n') {
+    if (strip && got && buf[got - 1] == '\n') {
         buf[--got] = '\0';
     }
     error = (int) got;
 out:
     close(fd);
     return error;
+}
+
+int
+sysfs_read(const char *root, const char *rel, char *buf, size_t len)
+{
+    char path[SYSFS_PATH_MAX];
+    int error;
+
+    if (len < 2) {
+        return -EINVAL;
+    }
+    error = build_path(path, root, rel);
+    return error ? error : read_path(path, buf, len, true);
+}
+
+int
+sysfs_read_raw(const char *root, const char *rel, char *buf, size_t len)
+{
+    char path[SYSFS_PATH_MAX];
+    int error;
+
+    if (len < 2) {
+        return -EINVAL;
+    }
+    error = build_path(path, root, rel);
+    return error ? error : read_path(path, buf, len, false);
+}
+
+int
+sysfs_read_file(const char *path, char *buf, size_t len)
+{
+    return read_path(path, buf, len, true);
 }
 
 int
@@ -130,8 +153,9 @@ sysfs_write(const char *root, const char *rel, const char *value)
         return error;
     }
     /* O_TRUNC matters for fixture trees (regular files) and is accepted
-     * by kernfs, as with a shell's "echo > file". */
-    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+     * by kernfs, as with a shell's "echo > file".  O_NONBLOCK: a FIFO
+     * without a reader fails (ENXIO) instead of blocking. */
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         return -errno;
     }
@@ -269,7 +293,8 @@ write_cpu(struct drv_host *h, unsigned cpu, const char *file,
     if (h->jnl && !jnl_has_sysfs(h->jnl, rel, NULL)) {
         char orig[JNL_VALUE_LEN];
 
-        n = sysfs_read(h->root, rel, orig, sizeof orig);
+        /* As read, newline included, so a restore is byte-identical. */
+        n = sysfs_read_raw(h->root, rel, orig, sizeof orig);
         if (n < 0) {
             return n == -EOVERFLOW ? -EINVAL : n;
         }

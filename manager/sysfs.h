@@ -19,8 +19,10 @@
  *  - set_online(0, false) is -EPERM; -EBUSY from the kernel is returned
  *    as is so the caller can retry later.
  *  - With a journal attached (sysfs_set_journal), the original content of
- *    every file is journalled before its first write; if journalling
- *    fails the write is not made. */
+ *    every file (byte for byte, trailing newline included) is journalled
+ *    before its first write; if journalling fails the write is not made.
+ *  - Files are opened with O_NONBLOCK, so a FIFO in a fixture tree fails
+ *    or reads empty instead of hanging the daemon. */
 
 #ifndef VPOWER_SYSFS_H
 #define VPOWER_SYSFS_H 1
@@ -42,6 +44,11 @@ struct jnl;
  * removed).  Returns the length, -EOVERFLOW if the content does not fit
  * in 'len' - 1 bytes, -ENAMETOOLONG, or the open/read errno. */
 int sysfs_read(const char *root, const char *rel, char *buf, size_t len);
+
+/* The same without removing the trailing newline: the content exactly as
+ * read, as the journal keeps it. */
+int sysfs_read_raw(const char *root, const char *rel, char *buf,
+                   size_t len);
 
 /* The same for a whole path (for /proc, /sys/class and /run files outside
  * the CPU tree): 'path' into 'buf', one trailing newline removed; the

@@ -1,17 +1,20 @@
-/* manager/util.c -- Allocation helpers and a whole-file reader; see
- * util.h. */
+/* manager/util.c -- Allocation helpers, whole-file readers and the
+ * trust check for files vpowerd relies on; see util.h. */
 
 #include <config.h>
 
 #include "manager/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void
 oom(size_t n)
@@ -71,18 +74,15 @@ xasprintf(const char *fmt, ...)
     return s;
 }
 
-int
-util_read_file(const char *path, size_t max_bytes, char **text,
-               size_t *len)
+/* Reads the open stream 'f' to its end and closes it, as
+ * util_read_file() does. */
+static int
+read_stream(FILE *f, size_t max_bytes, char **text, size_t *len)
 {
-    FILE *f = fopen(path, "re");
     struct stat st;
     size_t n = 0, cap = 0, limit;
     char *buf = NULL;
 
-    if (!f) {
-        return -errno;
-    }
     /* Room for max_bytes + 1 bytes (one more than allowed is how "too
      * big" shows) and the NUL must not wrap. */
     if (max_bytes > SIZE_MAX - 2) {
@@ -126,4 +126,128 @@ util_read_file(const char *path, size_t max_bytes, char **text,
     *text = buf;
     *len = n;
     return 0;
+}
+
+int
+util_read_file(const char *path, size_t max_bytes, char **text,
+               size_t *len)
+{
+    FILE *f = fopen(path, "re");
+
+    if (!f) {
+        return -errno;
+    }
+    return read_stream(f, max_bytes, text, len);
+}
+
+int
+util_read_fd(int fd, size_t max_bytes, char **text, size_t *len)
+{
+    FILE *f = fdopen(fd, "r");
+
+    if (!f) {
+        int e = errno;
+
+        close(fd);
+        return -e;
+    }
+    return read_stream(f, max_bytes, text, len);
+}
+
+int
+util_read_regular(const char *path, size_t max_bytes, char **text,
+                  size_t *len, struct stat *stp)
+{
+    struct stat st;
+    int fd, flags;
+
+    /* O_NONBLOCK: opening a FIFO without a writer must not wait. */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        /* A socket cannot be opened at all (ENXIO): say what it is. */
+        if (errno == ENXIO && !stat(path, &st) && !S_ISREG(st.st_mode)) {
+            return -ENODEV;
+        }
+        return -errno;
+    }
+    if (fstat(fd, &st) < 0) {
+        int error = -errno;
+
+        close(fd);
+        return error;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return S_ISDIR(st.st_mode) ? -EISDIR : -ENODEV;
+    }
+    if (stp) {
+        *stp = st;
+    }
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+        int error = -errno;
+
+        close(fd);
+        return error;
+    }
+    return util_read_fd(fd, max_bytes, text, len);
+}
+
+const char *
+util_read_strerror(int error)
+{
+    return error == -EISDIR ? "is a directory"
+           : error == -ENODEV ? "is not a regular file"
+           : strerror(-error);
+}
+
+int
+util_check_trusted(const char *path, const struct stat *st,
+                   const char *what, const char *guards, char *err,
+                   size_t errlen)
+{
+    uid_t me = geteuid();
+    bool dir = S_ISDIR(st->st_mode);
+
+    if (st->st_uid != 0 && st->st_uid != me) {
+        snprintf(err, errlen, "%s %s is owned by uid %u, not by root or "
+                 "vpowerd's uid %u; that user could %s (fix: chown %u %s)",
+                 what, path, (unsigned) st->st_uid, (unsigned) me, guards,
+                 (unsigned) me, path);
+        return -EPERM;
+    }
+    if (st->st_mode & S_IWOTH) {
+        snprintf(err, errlen, "%s %s is writable by every user, who could "
+                 "%s (fix: chmod %s %s)", what, path, guards,
+                 dir ? "755" : "go-w", path);
+        return -EPERM;
+    }
+    if (st->st_mode & S_IWGRP) {
+        snprintf(err, errlen, "%s %s is writable by group %u, whose members "
+                 "could %s (fix: chmod g-w %s)", what, path,
+                 (unsigned) st->st_gid, guards, path);
+        return -EPERM;
+    }
+    return 0;
+}
+
+int
+util_check_trusted_dir(const char *dir, const char *what,
+                       const char *guards, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) < 0) {
+        int error = -errno;
+
+        snprintf(err, errlen, "cannot stat %s %s: %s", what, dir,
+                 strerror(errno));
+        return error;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s %s is not a directory (a symlink?); it "
+                 "must be a real directory", what, dir);
+        return -ENOTDIR;
+    }
+    return util_check_trusted(dir, &st, what, guards, err, errlen);
 }

@@ -1,5 +1,5 @@
-/* manager/util.h -- Memory helpers that abort on exhaustion, and a
- * whole-file reader built on them.
+/* manager/util.h -- Memory helpers that abort on exhaustion, whole-file
+ * readers built on them, and the trust check for files vpowerd relies on.
  *
  * A daemon that cannot allocate a few bytes cannot restore the host
  * either; failing loudly at the allocation site (chrony's Malloc, OVS's
@@ -10,6 +10,7 @@
 #define VPOWER_UTIL_H 1
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 void *xmalloc(size_t);
 void *xcalloc(size_t n, size_t size);
@@ -28,6 +29,40 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * file holds more than 'max_bytes' bytes, -EIO on a read error. */
 int util_read_file(const char *path, size_t max_bytes, char **text,
                    size_t *len);
+/* The same for the open descriptor 'fd', which it takes over: it is
+ * closed whatever the result.  For callers that check what 'fd' is
+ * (fstat) before reading it. */
+int util_read_fd(int fd, size_t max_bytes, char **text, size_t *len);
+
+/* The same for a file vpowerd acts on (configuration, energy model):
+ * 'path' must be a regular file.  It is opened without blocking, so a
+ * FIFO or a device never stalls the caller: a directory is -EISDIR, any
+ * other non-regular file (FIFO, socket, device) -ENODEV, both before
+ * anything is read.  Other errors as util_read_file().  '*st' (may be
+ * NULL) gets the fstat() of the file read, for util_check_trusted(). */
+int util_read_regular(const char *path, size_t max_bytes, char **text,
+                      size_t *len, struct stat *st);
+
+/* A reason for util_read_regular()'s errors: "is a directory", "is not a
+ * regular file", strerror() for the rest (-EFBIG: the caller names its
+ * bound).  A static string. */
+const char *util_read_strerror(int error);
+
+/* Checks that 'st' (the stat of 'path') cannot be changed by another
+ * user: it must be owned by root or by vpowerd's effective uid and not
+ * be writable by group or others.  'what' names the file in the message
+ * ("journal", "control socket directory"), 'guards' what another user
+ * could then do ("replace the socket").  Returns 0, or -EPERM with a
+ * message in 'err' that ends with the command that fixes it. */
+int util_check_trusted(const char *path, const struct stat *st,
+                       const char *what, const char *guards, char *err,
+                       size_t errlen);
+
+/* util_check_trusted() for the directory 'dir' itself, which must be a
+ * real directory (lstat: a symlink is -ENOTDIR).  Returns 0, -ENOTDIR,
+ * -EPERM or lstat()'s -errno, with a message in 'err'. */
+int util_check_trusted_dir(const char *dir, const char *what,
+                           const char *guards, char *err, size_t errlen);
 
 #define XNEW(T) ((T *) xcalloc(1, sizeof(T)))
 #define XNEWARRAY(T, N) ((T *) xcalloc((N), sizeof(T)))

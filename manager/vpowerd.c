@@ -143,7 +143,8 @@ copy_opt(char *dst, size_t len, const char *src, const char *what)
 {
     if (src) {
         if (strlen(src) >= len) {
-            fprintf(stderr, "vpowerd: %s too long\n", what);
+            fprintf(stderr, "vpowerd: %s too long (max %zu bytes)\n", what,
+                    len - 1);
             exit(1);
         }
         snprintf(dst, len, "%s", src);
@@ -223,7 +224,7 @@ main(int argc, char **argv)
              "--model");
     copy_opt(d->conf.journal_path, sizeof d->conf.journal_path, o.journal,
              "--journal");
-    copy_opt(d->conf.socket_path, sizeof d->conf.socket_path, o.socket,
+    copy_opt(d->conf.socket_path, CONF_SOCKET_MAX + 1, o.socket,
              "--socket");
     copy_opt(d->conf.record_path, sizeof d->conf.record_path, o.record,
              "--record");
@@ -240,6 +241,11 @@ main(int argc, char **argv)
     }
     d->host_ops = o.host_driver && !strcmp(o.host_driver, "dummy")
                   ? &drv_host_dummy : &drv_host_sysfs;
+    if (conf_check_system(&d->conf, err, sizeof err) < 0) {
+        fprintf(stderr, "vpowerd: %s\n", err);
+        free(d);
+        return 1;
+    }
 
     log_init("vpowerd", !o.foreground,
              o.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);

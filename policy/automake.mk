@@ -7,6 +7,18 @@ policy_libvpowerpolicy_a_SOURCES = \
 	policy/load.c \
 	policy/plan.c \
 	policy/energy.c \
+	policy/state.c policy/state.h \
+	policy/level.c \
+	policy/own.c \
+	policy/pool.c \
+	policy/demand.c \
+	policy/misfit.c \
+	policy/idle.c \
+	policy/eval.c \
+	policy/trim.c \
+	policy/race.c \
+	policy/choose.c \
+	policy/emit.c \
 	policy/decide.c \
 	policy/explain.c \
 	policy/internal.h \

@@ -100,6 +100,22 @@ pol_idle_state_for_busy(const struct pol_domain *d, double busy, int limit)
     return best;
 }
 
+/* Adds to '*mw' the power of a cluster or package: asleep ('awake'
+ * false), 'idle_mw'; awake, 'busy_mw' for the fraction 'busy' of the
+ * time a core is busy and for the rest 'active_mw' while some core is in
+ * a shallow state ('shallow'), else 'idle_mw'. */
+static void
+add_shared(double *mw, bool awake, double busy, bool shallow,
+           double busy_mw, uint32_t active_mw, uint32_t idle_mw)
+{
+    if (!awake) {
+        *mw += idle_mw;
+        return;
+    }
+    *mw += busy * busy_mw;
+    *mw += (1 - busy) * (shallow ? active_mw : idle_mw);
+}
+
 uint32_t
 pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
                     const uint32_t *cpu_busy_ppm)
@@ -201,27 +217,18 @@ pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
      * state for the rest only if every core reaches its deepest state. */
     for (unsigned i = 0; i < m->n_domains && i < POL_MAX_DOMAINS; i++) {
         const struct pol_domain *d = &m->domains[i];
-        double busy = 1 - dom_idle[i];
 
-        if (!dom_awake[i]) {
-            mw += d->cluster_idle_mw;
-            continue;
-        }
-        mw += busy * pol_opp_cluster_mw(d, plan->dom_freq_khz[i]);
-        mw += (1 - busy) * (dom_shallow[i] ? d->cluster_active_mw
-                                           : d->cluster_idle_mw);
+        add_shared(&mw, dom_awake[i], 1 - dom_idle[i], dom_shallow[i],
+                   dom_awake[i] ? pol_opp_cluster_mw(d, plan->dom_freq_khz[i])
+                                : 0,
+                   d->cluster_active_mw, d->cluster_idle_mw);
     }
     for (unsigned i = 0; i < m->n_pkgs && i < POL_MAX_PKGS; i++) {
         const struct pol_pkg *pk = &m->pkgs[i];
-        double busy = 1 - pkg_idle[i];
 
-        if (!pkg_awake[i]) {
-            mw += pk->uncore_idle_mw;
-            continue;
-        }
-        mw += busy * pk->uncore_active_mw;
-        mw += (1 - busy) * (pkg_shallow[i] ? pk->uncore_active_mw
-                                           : pk->uncore_idle_mw);
+        add_shared(&mw, pkg_awake[i], 1 - pkg_idle[i], pkg_shallow[i],
+                   pk->uncore_active_mw, pk->uncore_active_mw,
+                   pk->uncore_idle_mw);
     }
     if (mw < 0) {
         mw = 0;

@@ -1,9 +1,10 @@
 /* policy/internal.h -- Declarations shared between the policy modules.
  *
  * Nothing here is part of the contract in policy.h/model.h: these are the
- * helpers that energy.c, decide.c and friends use on each other (operating
- * point interpolation, idle-state choice for a utilisation, the layout of
- * the hysteresis state).  Only policy/ and its unit tests include it. */
+ * helpers that energy.c, model.c, the decision's steps and explain.c use
+ * on each other (operating point interpolation, idle-state choice for a
+ * utilisation, the active pool size).  The decision state's layout is in
+ * state.h.  Only policy/ and its unit tests include it. */
 
 #ifndef VPOWER_POLICY_INTERNAL_H
 #define VPOWER_POLICY_INTERNAL_H 1

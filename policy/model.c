@@ -53,6 +53,19 @@ fail(struct parser *p, const char *fmt, ...)
     return -EINVAL;
 }
 
+/* Fails naming 'what' unless 'v' is at least 'prev', or above it when
+ * 'strict': a domain lists its points and idle states in order. */
+static int
+ordered(struct parser *p, const char *what, uint32_t v, uint32_t prev,
+        bool strict)
+{
+    if (strict ? v <= prev : v < prev) {
+        return fail(p, "%s '%u' %s previous %u", what, v,
+                    strict ? "not above" : "below", prev);
+    }
+    return 0;
+}
+
 /* Parses an unsigned decimal in [0, max] that must be the whole token. */
 static int
 parse_u32(const char *s, uint32_t max, uint32_t *out)
@@ -333,6 +346,25 @@ do_domain(struct parser *p, char **tok, unsigned n)
     return 0;
 }
 
+/* The domain a line of 'what' (opp, idle, cluster) describes: the one
+ * the last 'domain' line opened; NULL, after fail(), before any. */
+static struct pol_domain *
+cur_domain(struct parser *p, const char *what)
+{
+    if (p->cur_dom < 0) {
+        fail(p, "'%s' outside a domain", what);
+        return NULL;
+    }
+    return &p->m->domains[p->cur_dom];
+}
+
+/* Fails when a domain already has 'have' of at most 'max' 'what'. */
+static int
+full(struct parser *p, unsigned have, unsigned max, const char *what)
+{
+    return have >= max ? fail(p, "too many %s (max %u)", what, max) : 0;
+}
+
 /* opp KHZ CAPACITY BUSY_MW [turbo] [cluster MW] */
 static int
 do_opp(struct parser *p, char **tok, unsigned n)
@@ -340,12 +372,9 @@ do_opp(struct parser *p, char **tok, unsigned n)
     struct pol_domain *d;
     struct pol_opp o;
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'opp' outside a domain");
-    }
-    d = &p->m->domains[p->cur_dom];
-    if (d->n_opps >= POL_MAX_OPPS) {
-        return fail(p, "too many opps (max %d)", POL_MAX_OPPS);
+    d = cur_domain(p, "opp");
+    if (!d || full(p, d->n_opps, POL_MAX_OPPS, "opps")) {
+        return -EINVAL;
     }
     memset(&o, 0, sizeof o);
     if (num(p, tok, n, 1, MAX_KHZ, "opp kHz", &o.freq_khz)
@@ -371,13 +400,10 @@ do_opp(struct parser *p, char **tok, unsigned n)
     if (d->n_opps) {
         const struct pol_opp *prev = &d->opps[d->n_opps - 1];
 
-        if (o.freq_khz <= prev->freq_khz) {
-            return fail(p, "opp kHz '%u' not above previous %u",
-                        o.freq_khz, prev->freq_khz);
-        }
-        if (o.capacity < prev->capacity) {
-            return fail(p, "opp capacity '%u' below previous %u",
-                        o.capacity, prev->capacity);
+        if (ordered(p, "opp kHz", o.freq_khz, prev->freq_khz, true)
+            || ordered(p, "opp capacity", o.capacity, prev->capacity,
+                       false)) {
+            return -EINVAL;
         }
     }
     d->opps[d->n_opps++] = o;
@@ -391,12 +417,9 @@ do_idle(struct parser *p, char **tok, unsigned n)
     struct pol_domain *d;
     struct pol_idle_state s;
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'idle' outside a domain");
-    }
-    d = &p->m->domains[p->cur_dom];
-    if (d->n_idle >= POL_MAX_IDLE) {
-        return fail(p, "too many idle states (max %d)", POL_MAX_IDLE);
+    d = cur_domain(p, "idle");
+    if (!d || full(p, d->n_idle, POL_MAX_IDLE, "idle states")) {
+        return -EINVAL;
     }
     if (n != 5) {
         return fail(p, "'idle' takes name, exit us, residency us, mW");
@@ -416,13 +439,11 @@ do_idle(struct parser *p, char **tok, unsigned n)
     if (d->n_idle) {
         const struct pol_idle_state *prev = &d->idle[d->n_idle - 1];
 
-        if (s.exit_latency_us < prev->exit_latency_us) {
-            return fail(p, "idle exit latency '%u' below previous %u",
-                        s.exit_latency_us, prev->exit_latency_us);
-        }
-        if (s.target_residency_us < prev->target_residency_us) {
-            return fail(p, "idle target residency '%u' below previous %u",
-                        s.target_residency_us, prev->target_residency_us);
+        if (ordered(p, "idle exit latency", s.exit_latency_us,
+                    prev->exit_latency_us, false)
+            || ordered(p, "idle target residency", s.target_residency_us,
+                       prev->target_residency_us, false)) {
+            return -EINVAL;
         }
     }
     d->idle[d->n_idle++] = s;
@@ -432,15 +453,14 @@ do_idle(struct parser *p, char **tok, unsigned n)
 static int
 do_cluster(struct parser *p, char **tok, unsigned n)
 {
-    struct pol_domain *d;
+    struct pol_domain *d = cur_domain(p, "cluster");
 
-    if (p->cur_dom < 0) {
-        return fail(p, "'cluster' outside a domain");
+    if (!d) {
+        return -EINVAL;
     }
     if (n != 3) {
         return fail(p, "'cluster' takes active and idle mW");
     }
-    d = &p->m->domains[p->cur_dom];
     return num(p, tok, n, 1, MAX_MW, "cluster active mW",
                &d->cluster_active_mw)
            || num(p, tok, n, 2, MAX_MW, "cluster idle mW",

@@ -64,7 +64,8 @@ pol_plan_copy(struct pol_plan *dst, const struct pol_plan *src)
     dst->offline = src->offline;
     memcpy(dst->dom_freq_khz, src->dom_freq_khz, sizeof dst->dom_freq_khz);
     memcpy(dst->idle_limit, src->idle_limit, sizeof dst->idle_limit);
-    memcpy(dst->vcpu_allowed, src->vcpu_allowed, nv * sizeof *src->vcpu_allowed);
+    memcpy(dst->vcpu_allowed, src->vcpu_allowed,
+           nv * sizeof *src->vcpu_allowed);
     memcpy(dst->vcpu_vm, src->vcpu_vm, nv * sizeof *src->vcpu_vm);
     memcpy(dst->vm_emulator, src->vm_emulator, nm * sizeof *src->vm_emulator);
     memcpy(dst->vm_reason, src->vm_reason, nm * sizeof *src->vm_reason);
@@ -72,13 +73,13 @@ pol_plan_copy(struct pol_plan *dst, const struct pol_plan *src)
     dst->est_power_mw = src->est_power_mw;
 }
 
-/* Appends one action; counts even when full so the caller learns it. */
+/* Appends one action (the fields 'a' does not name are 0); counts even
+ * when full so the caller learns it. */
 static void
-emit(struct pol_action *acts, size_t max, size_t *n,
-     const struct pol_action *a)
+emit(struct pol_action *acts, size_t max, size_t *n, struct pol_action a)
 {
     if (*n < max) {
-        acts[*n] = *a;
+        acts[*n] = a;
     }
     (*n)++;
 }
@@ -87,16 +88,13 @@ int
 pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
               struct pol_action *acts, size_t max)
 {
-    struct pol_action a;
     size_t n = 0;
 
     /* 1. Online CPUs that leave the offline set. */
     CPUSET_FOREACH (c, &cur->offline) {
         if (!cpuset_has(&next->offline, (unsigned) c)) {
-            memset(&a, 0, sizeof a);
-            a.type = POL_A_ONLINE;
-            a.cpu = (uint32_t) c;
-            emit(acts, max, &n, &a);
+            emit(acts, max, &n, (struct pol_action) {
+                .type = POL_A_ONLINE, .cpu = (uint32_t) c });
         }
     }
     /* 2. Pins: vCPUs, then emulator threads. */
@@ -105,51 +103,40 @@ pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
             && cpuset_equal(&cur->vcpu_allowed[i], &next->vcpu_allowed[i])) {
             continue;
         }
-        memset(&a, 0, sizeof a);
-        a.type = POL_A_PIN_VCPU;
-        a.vm = next->vcpu_vm[i];
-        a.vcpu = (uint32_t) i;
-        a.set = next->vcpu_allowed[i];
-        emit(acts, max, &n, &a);
+        emit(acts, max, &n, (struct pol_action) {
+            .type = POL_A_PIN_VCPU, .vm = next->vcpu_vm[i],
+            .vcpu = (uint32_t) i, .set = next->vcpu_allowed[i] });
     }
     for (size_t i = 0; i < next->n_vms; i++) {
         if (i < cur->n_vms
             && cpuset_equal(&cur->vm_emulator[i], &next->vm_emulator[i])) {
             continue;
         }
-        memset(&a, 0, sizeof a);
-        a.type = POL_A_PIN_EMULATOR;
-        a.vm = (uint32_t) i;
-        a.set = next->vm_emulator[i];
-        emit(acts, max, &n, &a);
+        emit(acts, max, &n, (struct pol_action) {
+            .type = POL_A_PIN_EMULATOR, .vm = (uint32_t) i,
+            .set = next->vm_emulator[i] });
     }
     /* 3. Frequencies (0 = leave alone) and idle limits. */
     for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
         if (next->dom_freq_khz[d] && next->dom_freq_khz[d]
                                      != cur->dom_freq_khz[d]) {
-            memset(&a, 0, sizeof a);
-            a.type = POL_A_SET_FREQ;
-            a.domain = d;
-            a.khz = next->dom_freq_khz[d];
-            emit(acts, max, &n, &a);
+            emit(acts, max, &n, (struct pol_action) {
+                .type = POL_A_SET_FREQ, .domain = d,
+                .khz = next->dom_freq_khz[d] });
         }
     }
     for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
         if (next->idle_limit[c] != cur->idle_limit[c]) {
-            memset(&a, 0, sizeof a);
-            a.type = POL_A_IDLE_LIMIT;
-            a.cpu = c;
-            a.state = next->idle_limit[c];
-            emit(acts, max, &n, &a);
+            emit(acts, max, &n, (struct pol_action) {
+                .type = POL_A_IDLE_LIMIT, .cpu = c,
+                .state = next->idle_limit[c] });
         }
     }
     /* 4. Offline last, when nothing runs there any more. */
     CPUSET_FOREACH (c, &next->offline) {
         if (!cpuset_has(&cur->offline, (unsigned) c)) {
-            memset(&a, 0, sizeof a);
-            a.type = POL_A_OFFLINE;
-            a.cpu = (uint32_t) c;
-            emit(acts, max, &n, &a);
+            emit(acts, max, &n, (struct pol_action) {
+                .type = POL_A_OFFLINE, .cpu = (uint32_t) c });
         }
     }
     if (n > max) {

@@ -170,17 +170,24 @@ int
 mix_load_file(const char *path, const struct trace_set *ts,
               struct pol_vm_policy *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    char line[1024];
+    FILE *f;
+    char line[1024], *text;
     unsigned char *seen;
-    size_t lineno = 0;
-    int rc = 0;
+    size_t lineno = 0, len;
+    /* Read as traces are (a FIFO or device is refused, not waited on),
+     * then parsed line by line from memory. */
+    int rc = trace_read_path(path, 0, &text, &len, err, errlen);
 
     memset(out, 0, ts->n_vms * sizeof *out);
+    if (rc || len == 0) {
+        if (!rc) {
+            free(text);               /* No lines: every VM balanced. */
+        }
+        return rc;
+    }
+    f = fmemopen(text, len, "r");
     if (!f) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
+        abort();
     }
     seen = calloc(ts->n_vms ? ts->n_vms : 1, 1);
     if (!seen) {
@@ -261,6 +268,7 @@ mix_load_file(const char *path, const struct trace_set *ts,
         rc = -EIO;
     }
     fclose(f);
+    free(text);
     free(seen);
     if (rc) {
         memset(out, 0, ts->n_vms * sizeof *out);

@@ -101,7 +101,7 @@ struct record_stats {
     uint64_t span_ns;             /* Last now_ns - first now_ns. */
     size_t l_used, l_ignored;     /* L lines. */
     bool truncated;               /* A trailing block without E. */
-    char model_src[256];          /* MODEL source. */
+    char model_src[256];          /* MODEL source (escaped, trace_esc()). */
 };
 
 /* True if 'path' is a regular file starting with "VPREC ". */

@@ -8,8 +8,19 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* 'name' (a trace file name, a path) with control characters and bytes
+ * that are not UTF-8 as \xNN (trace_esc()), in 'buf': names come from
+ * the trace directory and end up on terminals, in JSON and in gnuplot
+ * commands. */
+static const char *
+esc_name(const char *name, char *buf, size_t len)
+{
+    return trace_esc(buf, len, name, strlen(name), SIZE_MAX);
+}
 
 static double
 captured(const struct sim_result *res, int p)
@@ -78,8 +89,10 @@ text_per_vm(FILE *f, const struct report_info *ri,
     fprintf(f, "\n");
     for (size_t i = 0; i < res->n_vms; i++) {
         const struct sim_vm_row *v0 = &res->vm_rows[SIM_P_VPOWER][i];
+        char nb[256];
 
-        fprintf(f, "%-14.14s %-11s %5u %7.3f", ri->ts->vms[i].name,
+        fprintf(f, "%-14.14s %-11s %5u %7.3f",
+                esc_name(ri->ts->vms[i].name, nb, sizeof nb),
                 pol_kind_name(vm_kind(ri, i)), ri->ts->vms[i].n_vcpus,
                 res->hours > 0 ? v0->demand_core_s / (res->hours * 3600)
                                : 0);
@@ -114,6 +127,8 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
         return;
     }
     for (size_t i = 0; i < res->n_vms; i++) {
+        char nb[256];
+
         if (vm_kind(ri, i) != POL_PERFORMANCE) {
             continue;
         }
@@ -130,7 +145,8 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
             worst = r > worst ? r : worst;
         }
         fprintf(f, "  perf VM %-14.14s ready p99 vpower %7.3f%% "
-                "performance %7.3f%%  %s\n", ri->ts->vms[i].name,
+                "performance %7.3f%%  %s\n",
+                esc_name(ri->ts->vms[i].name, nb, sizeof nb),
                 vp[i].ready_p99_pct, pf[i].ready_p99_pct,
                 ok ? "ok" : "OVER 1.2x");
     }
@@ -194,11 +210,14 @@ report_text(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
 {
     const struct sim_row *perf = &res->rows[SIM_P_PERFORMANCE];
+    char mb[4 * 4096 + 8], tb[4 * 4096 + 8];
 
     fprintf(f, "model %s, trace %s (%s), %zu VMs / %zu vCPUs on %u "
-            "host(s), %.1f h, seed %llu, halt-poll %lu ns\n", ri->model,
-            ri->trace, ri->format, res->n_vms, res->n_vcpus, res->hosts,
-            res->hours, ri->seed, (unsigned long) ri->halt_poll_ns);
+            "host(s), %.1f h, seed %llu, halt-poll %lu ns\n",
+            esc_name(ri->model, mb, sizeof mb),
+            esc_name(ri->trace, tb, sizeof tb), ri->format, res->n_vms,
+            res->n_vcpus, res->hosts, res->hours, ri->seed,
+            (unsigned long) ri->halt_poll_ns);
     if (ri->shape) {
         fprintf(f, "shape: %zu VMs, %zu vCPUs%s, demand mean %.2f / peak "
                 "%.2f cores (nominal vCPUs)\n", ri->shape->n_vms,
@@ -343,10 +362,13 @@ report_json(FILE *f, const struct report_info *ri,
     json_object *root = json_object_new_object();
     json_object *rows = json_object_new_object();
     const char *s;
+    char nb[4 * 4096 + 8];
     int rc = 0;
 
-    json_object_object_add(root, "model", json_object_new_string(ri->model));
-    json_object_object_add(root, "trace", json_object_new_string(ri->trace));
+    json_object_object_add(root, "model",
+        json_object_new_string(esc_name(ri->model, nb, sizeof nb)));
+    json_object_object_add(root, "trace",
+        json_object_new_string(esc_name(ri->trace, nb, sizeof nb)));
     json_object_object_add(root, "format",
                            json_object_new_string(ri->format));
     json_object_object_add(root, "seed", json_object_new_uint64(ri->seed));
@@ -427,7 +449,8 @@ report_json(FILE *f, const struct report_info *ri,
                 ri->vm_policy ? &ri->vm_policy[i] : NULL;
 
             json_object_object_add(o, "name",
-                json_object_new_string(ri->ts->vms[i].name));
+                json_object_new_string(esc_name(ri->ts->vms[i].name, nb,
+                                                sizeof nb)));
             json_object_object_add(o, "policy",
                 json_object_new_string(pol_kind_name(vm_kind(ri, i))));
             json_object_object_add(o, "latency_us",
@@ -530,7 +553,7 @@ report_plot(const char *path, const struct report_info *ri,
 {
     FILE *f = fopen(path, "w");
     bool first = true;
-    char title[1024], out[4096], tb[256], mb[256];
+    char title[1024], esc[4 * sizeof title], out[4096], tb[256], mb[256];
     double tics;
 
     if (!f) {
@@ -555,6 +578,7 @@ report_plot(const char *path, const struct report_info *ri,
         }
         fprintf(f, "\n");
     }
+    /* Escaped: a newline in a name would end the gnuplot command. */
     snprintf(title, sizeof title, "%s (%s): %zu VMs / %zu vCPUs on %u "
              "host(s) of %s, %g h, seed %llu",
              base_name(ri->trace, tb, sizeof tb), ri->format, res->n_vms,
@@ -567,7 +591,7 @@ report_plot(const char *path, const struct report_info *ri,
     snprintf(out, sizeof out, "%s.svg", path);
     gp_quoted(f, out);
     fprintf(f, "\nset multiplot layout 2,1 title ");
-    gp_quoted(f, title);
+    gp_quoted(f, esc_name(title, esc, sizeof esc));
     fprintf(f, "\nset key outside right top\nset grid\n"
             "set xrange [0:%g]\nset xtics %g\nset xlabel 'time (h)'\n"
             "set ylabel 'power, all hosts (W)'\nplot ", res->hours, tics);

@@ -10,13 +10,16 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "manager/util.h"
 #include "sim/rng.h"
@@ -86,30 +89,17 @@ trace_list_dir(const char *dir, const char *suffix, char ***names,
         return -e;
     }
     while ((de = readdir(d)) != NULL) {
-        char path[4096];
-        struct stat st;
         size_t len = strlen(de->d_name);
 
         if (de->d_name[0] == '.' || (suffix && (len < slen ||
             strcmp(de->d_name + len - slen, suffix)))) {
             continue;
         }
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-            continue;
-        }
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
-            v = realloc(v, cap * sizeof *v);
-            if (!v) {
-                abort();
-            }
+            v = xrealloc(v, cap * sizeof *v);
         }
-        v[n] = strdup(de->d_name);
-        if (!v[n]) {
-            abort();
-        }
-        n++;
+        v[n++] = xstrdup(de->d_name);
     }
     closedir(d);
     if (n) {
@@ -117,6 +107,63 @@ trace_list_dir(const char *dir, const char *suffix, char ***names,
     }
     *names = v;
     return (int) n;
+}
+
+/* The files a reader loads: trace_list_dir() of 'dir' and 'suffix', then
+ * the first opts->max_vms of them (all if 0).  Sets '*names' (all the
+ * '*n_names' entries, for trace_names_free()) and returns how many to
+ * load (>= 1), or a negative errno with a message in 'err': listing
+ * errors as trace_list_dir(), -ENOENT with "DIR: N WHAT, M requested"
+ * when there are none or fewer than requested. */
+static int
+trace_select(const char *dir, const char *suffix, const char *what,
+             const struct trace_opts *opts, char ***names,
+             size_t *n_names, char *err, size_t errlen)
+{
+    int n = trace_list_dir(dir, suffix, names, err, errlen);
+    size_t want;
+
+    *n_names = 0;
+    if (n < 0) {
+        return n;
+    }
+    *n_names = (size_t) n;
+    want = opts->max_vms ? opts->max_vms : (size_t) n;
+    if (n == 0 || want > (size_t) n || want > INT_MAX) {
+        snprintf(err, errlen, "%s: %d %s, %zu requested", dir, n, what,
+                 want);
+        return -ENOENT;
+    }
+    return (int) want;
+}
+
+int
+trace_load_files(const char *dir, const char *suffix, const char *what,
+                 const struct trace_opts *opts, trace_file_fn *fn,
+                 void *ctx, char *err, size_t errlen)
+{
+    char **names;
+    size_t n_names;
+    int n = trace_select(dir, suffix, what, opts, &names, &n_names, err,
+                         errlen);
+    int rc = 0;
+
+    for (int i = 0; i < n && !rc; i++) {
+        char *text, path[4096];
+        size_t len, b;
+
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
+                                 &text, &len, err, errlen);
+        if (!rc) {
+            b = trace_bom_len(text, len);
+            rc = fn(ctx, (size_t) i, (size_t) n, names[i], path, text + b,
+                    len - b, err, errlen);
+            free(text);
+        }
+    }
+    trace_names_free(names, n_names);
+    return rc ? rc : n;
 }
 
 int
@@ -130,10 +177,67 @@ int
 trace_read_file_max(const char *dir, const char *name, size_t max,
                     char **text, size_t *len, char *err, size_t errlen)
 {
-    char path[4096];
+    char path[4096], q[256];
 
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if ((size_t) snprintf(path, sizeof path, "%s/%s", dir, name)
+        >= sizeof path) {
+        /* The directory cut short, so that the reason fits. */
+        snprintf(err, errlen, "%s/%s: path longer than %zu bytes",
+                 trace_esc(q, sizeof q, dir, strlen(dir), 100), name,
+                 sizeof path - 1);
+        return -ENAMETOOLONG;
+    }
     return trace_read_path(path, max, text, len, err, errlen);
+}
+
+/* What a file of type 'mode' is, for "PATH: a WHAT, not a regular
+ * file". */
+static const char *
+file_kind(mode_t mode)
+{
+    return S_ISDIR(mode) ? "directory" : S_ISFIFO(mode) ? "FIFO"
+           : S_ISSOCK(mode) ? "socket" : S_ISCHR(mode) ? "character device"
+           : S_ISBLK(mode) ? "block device" : "special file";
+}
+
+/* Opens 'path' for reading if it is a regular file, without waiting on
+ * a FIFO (O_NONBLOCK).  Returns the descriptor, or a negative errno with
+ * "PATH: reason" in 'err'. */
+static int
+open_regular(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+
+    if (fd < 0) {
+        int e = errno;
+        char target[256];
+        ssize_t n;
+
+        if (e == ENOENT && !lstat(path, &st) && S_ISLNK(st.st_mode)) {
+            n = readlink(path, target, sizeof target - 1);
+            target[n < 0 ? 0 : n] = '\0';
+            snprintf(err, errlen, "%s: a dangling symbolic link to '%s'",
+                     path, target);
+        } else {
+            snprintf(err, errlen, "%s: %s", path, strerror(e));
+        }
+        return -e;
+    }
+    if (fstat(fd, &st)) {
+        int e = errno;
+
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        close(fd);
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: a %s, not a regular file", path,
+                 file_kind(st.st_mode));
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
 }
 
 int
@@ -143,8 +247,13 @@ trace_read_path(const char *path, size_t max, char **text, size_t *len,
     /* Bounded: a huge file (or one growing while read) is an error, not
      * an allocation that takes the machine down. */
     size_t bound = max ? max : TRACE_MAX_FILE_BYTES;
-    int r = util_read_file(path, bound, text, len);
+    int fd = open_regular(path, err, errlen);
+    int r;
 
+    if (fd < 0) {
+        return fd;
+    }
+    r = util_read_fd(fd, bound, text, len);
     if (r == -EFBIG) {
         snprintf(err, errlen, "%s: larger than %zu bytes", path, bound);
     } else if (r == -EIO) {
@@ -153,6 +262,97 @@ trace_read_path(const char *path, size_t max, char **text, size_t *len,
         snprintf(err, errlen, "%s: %s", path, strerror(-r));
     }
     return r;
+}
+
+bool
+trace_next_line(const char *text, size_t len, size_t *pos,
+                struct trace_line *l)
+{
+    const char *nl;
+
+    if (*pos >= len) {
+        return false;
+    }
+    nl = memchr(text + *pos, '\n', len - *pos);
+    l->off = *pos;
+    l->len = (nl ? (size_t) (nl - text) : len) - *pos;
+    l->no++;
+    *pos += l->len + (nl != NULL);
+    if (l->len && text[l->off + l->len - 1] == '\r') {
+        l->len--;
+    }
+    return true;
+}
+
+/* Length of the valid UTF-8 sequence at 's' ('n' bytes left), or 0 if
+ * none starts there (overlong forms and surrogates are not valid). */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t k;
+
+    if (s[0] < 0x80) {
+        return 1;
+    } else if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        k = 2;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        k = 3;
+        lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+        hi = s[0] == 0xed ? 0x9f : 0xbf;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        k = 4;
+        lo = s[0] == 0xf0 ? 0x90 : 0x80;
+        hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (n < k || s[1] < lo || s[1] > hi) {
+        return 0;
+    }
+    for (size_t i = 2; i < k; i++) {
+        if (s[i] < 0x80 || s[i] > 0xbf) {
+            return 0;
+        }
+    }
+    return k;
+}
+
+const char *
+trace_esc(char *out, size_t outlen, const char *s, size_t n, size_t cap)
+{
+    const unsigned char *u = (const unsigned char *) s;
+    size_t i = 0, o = 0, m = n < cap ? n : cap;
+
+    while (i < m) {
+        size_t k = utf8_len(u + i, n - i);
+        size_t step = k ? k : 1;
+        /* C0 and DEL alone, C1 as its two-byte UTF-8 form. */
+        bool ctl = (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))
+                   || (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0);
+        size_t need = !k || ctl ? 4 * step : k;
+
+        /* Whole characters only; room for "..." and the NUL. */
+        if (i + step > m || o + need + 4 > outlen) {
+            break;
+        }
+        if (k && !ctl) {
+            memcpy(out + o, u + i, k);
+            o += k;
+        } else {
+            for (size_t j = 0; j < step; j++) {
+                snprintf(out + o, 5, "\\x%02x", u[i + j]);
+                o += 4;
+            }
+        }
+        i += step;
+    }
+    if (i < n) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+    return out;
 }
 
 size_t
@@ -223,7 +423,7 @@ trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed)
     size_t n0 = set->n_vms, ni = set->n_intervals;
     struct trace_vm *v;
 
-    if (K == 0 || n0 > SIZE_MAX / K / 2 || n0 * K > (1u << 20)) {
+    if (K == 0 || n0 > SIZE_MAX / K / 2 || n0 * K > TRACE_MAX_VMS) {
         return -EINVAL;
     }
     if (K == 1) {

@@ -93,17 +93,43 @@ int trace_planetlab_parse(const char *file, const char *text, size_t len,
 
 /* ---- Helpers shared by the readers (sim/trace.c) ----------------- */
 
-/* Lists the regular files of 'dir' whose names do not start with '.' and,
- * if 'suffix' is not NULL, end in it, sorted by strcmp().  '*names' is a
- * malloc'ed array of malloc'ed strings (free with trace_names_free()).
+/* Lists the entries of 'dir' whose names do not start with '.' and, if
+ * 'suffix' is not NULL, end in it, sorted by strcmp().  What each entry
+ * is gets checked when it is read (trace_read_file()), so an entry that
+ * is not a regular file is refused by name, never skipped.  '*names' is
+ * a malloc'ed array of malloc'ed strings (free with trace_names_free()).
  * Returns the count, or a negative errno with "DIR: reason" in 'err'. */
 int trace_list_dir(const char *dir, const char *suffix, char ***names,
                    char *err, size_t errlen);
 void trace_names_free(char **names, size_t n);
 
+/* Called by trace_load_files() for file 'i' of the 'n' selected:
+ * 'name' is its name in the directory, 'path' "DIR/NAME" for messages,
+ * 'text' its 'len' bytes after any byte-order mark (NUL-terminated; the
+ * callee may change them).  Returns 0, or a negative errno with
+ * "PATH:LINE: reason" in 'err'. */
+typedef int trace_file_fn(void *ctx, size_t i, size_t n, const char *name,
+                          const char *path, char *text, size_t len,
+                          char *err, size_t errlen);
+
+/* The file loop of the readers: selects the files of 'dir', reads each
+ * (trace_read_file_max() with opts->max_file_bytes) and hands it to 'fn'
+ * with 'ctx' in name order, stopping at the first error.  The selection
+ * is trace_list_dir() of 'dir' and 'suffix', the first opts->max_vms of
+ * them (all if 0); none, or fewer than requested, is -ENOENT with "DIR:
+ * N WHAT, M requested".  Returns the number of files read (>= 1), or a
+ * negative errno with the message of the failing step in 'err'. */
+int trace_load_files(const char *dir, const char *suffix, const char *what,
+                     const struct trace_opts *opts, trace_file_fn *fn,
+                     void *ctx, char *err, size_t errlen);
+
 /* Reads the whole file 'dir'/'name' into a malloc'ed NUL-terminated
  * buffer '*text' of '*len' bytes.  Returns 0 or a negative errno with
- * "FILE: reason" in 'err'.  Files above TRACE_MAX_FILE_BYTES give
+ * "FILE: reason" in 'err'.  Only regular files (or symbolic links to
+ * them) are read: a directory, FIFO, socket or device is refused with
+ * -EINVAL and "FILE: a FIFO, not a regular file" (a FIFO is never waited
+ * on), a symbolic link to nothing with -ENOENT and "FILE: a dangling
+ * symbolic link to 'TARGET'".  Files above TRACE_MAX_FILE_BYTES give
  * -EFBIG; trace_read_file_max() takes the bound ('max' 0 = default). */
 int trace_read_file(const char *dir, const char *name, char **text,
                     size_t *len, char *err, size_t errlen);
@@ -112,9 +138,38 @@ int trace_read_file_max(const char *dir, const char *name, size_t max,
                         size_t errlen);
 /* The same for the file at 'path' as given ("PATH: reason" in 'err'):
  * for inputs named on the command line rather than found in a trace
- * directory.  Reads until end of file (bounded by 'max', 0 = default). */
+ * directory, with the same refusals.  Reads until end of file (bounded
+ * by 'max', 0 = default). */
 int trace_read_path(const char *path, size_t max, char **text,
                     size_t *len, char *err, size_t errlen);
+
+/* One line of a text, as trace_next_line() finds it. */
+struct trace_line {
+    size_t off;               /* Offset of its first byte in the text. */
+    size_t len;               /* Bytes, without the '\n' that ends it and
+                               * a '\r' before that '\n'. */
+    size_t no;                /* Line number, from 1. */
+};
+
+/* The line loop of the text readers: moves 'l' to the next line of
+ * 'text' ('len' bytes, may hold NUL bytes) after position '*pos' (0 for
+ * the first line), and advances '*pos' past it.  A last line without a
+ * '\n' is a line; an empty text has none.  Returns false at the end.
+ * Start with 'l' zeroed. */
+bool trace_next_line(const char *text, size_t len, size_t *pos,
+                     struct trace_line *l);
+
+/* Writes into 'out' (room for 'outlen' >= 8 bytes; always terminated) a
+ * printable rendering of the first 'cap' of the 'n' bytes at 's', for
+ * messages that quote input: valid UTF-8 stays as it is except control
+ * characters (C0, DEL, C1), which become "\xNN" byte by byte, as does
+ * every byte that is not part of valid UTF-8 (NUL included); "..."
+ * follows when bytes were left out (beyond 'cap', or 'out' full).
+ * Printable ASCII, the backslash included, is kept: escaping an escaped
+ * text changes nothing, and the result is for people, not for parsing
+ * back.  Returns 'out'. */
+const char *trace_esc(char *out, size_t outlen, const char *s, size_t n,
+                      size_t cap);
 
 /* Length of the UTF-8 byte-order mark at the start of 'text' (3), or 0.
  * Spreadsheet exports of CSV traces start with one; it is not data, so
@@ -144,7 +199,8 @@ void trace_spread(struct rng *r, double busy, uint32_t n,
  * treated as one repeating period), each interval's VM total is spread
  * over its vCPUs again with trace_spread() from its own stream, and its
  * bursts differ because the simulator keys bursts by VM index.  Returns
- * 0 or -EINVAL (K == 0, or too many VMs). */
+ * 0 or -EINVAL (K == 0, or more than TRACE_MAX_VMS VMs). */
+#define TRACE_MAX_VMS ((size_t) 1 << 20)
 int trace_set_repeat(struct trace_set *set, unsigned K, uint64_t seed);
 
 /* Computes the shape of 'set' into 'out'. */

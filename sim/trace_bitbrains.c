@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/util.h"
+
 #define BB_INTERVAL_S 300
 #define BB_DEFAULT_INTERVALS 288
 #define BB_MAX_VCPUS TRACE_MAX_VCPUS
@@ -40,6 +42,8 @@
 
 /* One parsed file before alignment. */
 struct bb_file {
+    char *name;               /* File name (owned until it moves to the
+                               * VM). */
     size_t n_rows;
     int64_t *ts;              /* Unix seconds. */
     uint32_t *cores;          /* 0 = absent. */
@@ -88,40 +92,54 @@ parse_num(const char *f, double *out)
     return !*end && isfinite(*out);
 }
 
+/* Reads the header line 'row': it must start with "Timestamp"; sets
+ * '*n_hdr' to its number of ';'-separated fields. */
 static int
-bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
-         size_t errlen)
+bb_header(const char *file, const char *row, size_t *n_hdr, char *err,
+          size_t errlen)
 {
-    size_t line = 0, cap = 0, n_hdr = 0;
-    char *save = NULL, *p = text;
+    if (strncmp(row, "Timestamp", 9)) {
+        snprintf(err, errlen, "%s:1: missing 'Timestamp' header", file);
+        return -EINVAL;
+    }
+    *n_hdr = 1;
+    for (const char *c = row; *c; c++) {
+        *n_hdr += *c == ';';
+    }
+    return 0;
+}
+
+static int
+bb_parse(const char *file, char *text, size_t len, struct bb_file *bf,
+         char *err, size_t errlen)
+{
+    struct trace_line l = { 0, 0, 0 };
+    size_t pos = 0, cap = 0, n_hdr = 0;
+    char *save = NULL;
 
     memset(bf, 0, sizeof *bf);
-    while (p && *p) {
-        char *nl = strchr(p, '\n');
-        char *row = p;
+    while (trace_next_line(text, len, &pos, &l)) {
+        char *row = text + l.off;
         char *fields[16];
         size_t nf = 0;
         double v[5];
 
-        if (nl) {
-            *nl = '\0';
+        if (memchr(row, '\0', l.len)) {
+            snprintf(err, errlen, "%s:%zu: NUL byte in the line", file,
+                     l.no);
+            return -EINVAL;
         }
-        p = nl ? nl + 1 : NULL;
-        line++;
-        if (line == 1) {
-            if (strncmp(row, "Timestamp", 9)) {
-                snprintf(err, errlen, "%s:1: missing 'Timestamp' header",
-                         file);
-                return -EINVAL;
+        row[l.len] = '\0';
+        if (l.no == 1) {
+            int rc = bb_header(file, row, &n_hdr, err, errlen);
+
+            if (rc) {
+                return rc;
             }
-            for (char *c = row; *c; c++) {
-                n_hdr += *c == ';';
-            }
-            n_hdr++;
             continue;
         }
-        if (row[0] == '\0' || (row[0] == '\r' && row[1] == '\0')) {
-            snprintf(err, errlen, "%s:%zu: empty line", file, line);
+        if (row[0] == '\0') {
+            snprintf(err, errlen, "%s:%zu: empty line", file, l.no);
             return -EINVAL;
         }
         for (char *f = strtok_r(row, ";", &save); f && nf < 16;
@@ -130,39 +148,39 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
         }
         if (nf != n_hdr || nf < 5) {
             snprintf(err, errlen, "%s:%zu: %zu fields, expected %zu", file,
-                     line, nf, n_hdr);
+                     l.no, nf, n_hdr);
             return -EINVAL;
         }
         for (int i = 0; i < 5; i++) {
             if (!parse_num(fields[i], &v[i])) {
                 snprintf(err, errlen, "%s:%zu: field %d is not a number",
-                         file, line, i + 1);
+                         file, l.no, i + 1);
                 return -EINVAL;
             }
             if (v[i] < 0) {
                 snprintf(err, errlen, "%s:%zu: field %d is negative",
-                         file, line, i + 1);
+                         file, l.no, i + 1);
                 return -EINVAL;
             }
         }
         if (v[0] > BB_MAX_TS) {
             snprintf(err, errlen, "%s:%zu: timestamp %.0f is not Unix "
-                     "seconds before 2100", file, line, v[0]);
+                     "seconds before 2100", file, l.no, v[0]);
             return -EINVAL;
         }
         if (v[1] != floor(v[1]) || v[1] > BB_MAX_VCPUS) {
             snprintf(err, errlen, "%s:%zu: CPU cores %g out of range "
-                     "[0, %d]", file, line, v[1], BB_MAX_VCPUS);
+                     "[0, %d]", file, l.no, v[1], BB_MAX_VCPUS);
             return -EINVAL;
         }
         if (v[1] > 0 && v[2] <= 0) {
             snprintf(err, errlen, "%s:%zu: zero provisioned capacity",
-                     file, line);
+                     file, l.no);
             return -EINVAL;
         }
         if (bf->n_rows && (int64_t) v[0] <= bf->ts[bf->n_rows - 1]) {
             snprintf(err, errlen, "%s:%zu: timestamp not increasing", file,
-                     line);
+                     l.no);
             return -EINVAL;
         }
         if (bf->n_rows == cap) {
@@ -192,7 +210,8 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
         bf->n_rows++;
     }
     if (bf->n_rows == 0) {
-        snprintf(err, errlen, "%s:%zu: no data rows", file, line ? line : 1);
+        snprintf(err, errlen, "%s:%zu: no data rows", file,
+                 l.no ? l.no : 1);
         return -EINVAL;
     }
     return 0;
@@ -201,133 +220,126 @@ bb_parse(const char *file, char *text, struct bb_file *bf, char *err,
 static void
 bb_free(struct bb_file *bf)
 {
+    free(bf->name);
     free(bf->ts);
     free(bf->cores);
     free(bf->busy);
+}
+
+/* The files of one load, parsed, before alignment. */
+struct bb_files {
+    struct bb_file *bf;       /* [n] (owned). */
+    size_t n;
+    int64_t t0;               /* Earliest timestamp of all files. */
+};
+
+/* trace_file_fn for bb_load(): parses file 'i' into fs->bf[i]. */
+static int
+bb_file_read(void *fs_, size_t i, size_t n, const char *name,
+             const char *path, char *text, size_t len, char *err,
+             size_t errlen)
+{
+    struct bb_files *fs = fs_;
+    int rc;
+
+    if (i == 0) {
+        fs->bf = xcalloc(n, sizeof *fs->bf);
+        fs->n = n;
+    }
+    rc = bb_parse(path, text, len, &fs->bf[i], err, errlen);
+    if (rc) {
+        return rc;
+    }
+    fs->bf[i].name = xstrdup(name);
+    if (fs->bf[i].ts[0] < fs->t0) {
+        fs->t0 = fs->bf[i].ts[0];
+    }
+    return 0;
+}
+
+/* Aligns file 'bf' (file 'i' of the set) on the set's grid of intervals
+ * from 't0' into 'vm', which takes the file's name. */
+static void
+bb_align(struct bb_file *bf, size_t i, int64_t t0, size_t n_int,
+         uint64_t seed, struct trace_vm *vm)
+{
+    double *sum = xcalloc(n_int, sizeof *sum);
+    uint32_t *cnt = xcalloc(n_int, sizeof *cnt);
+    uint32_t *cores = xcalloc(n_int, sizeof *cores);
+    bool *absent = xcalloc(n_int, sizeof *absent);
+    int64_t first = -1, last = -1;
+
+    vm->name = bf->name;
+    bf->name = NULL;
+    vm->n_vcpus = bf->max_cores ? bf->max_cores : 1;
+    vm->demand_ppm = xcalloc(n_int * vm->n_vcpus, sizeof *vm->demand_ppm);
+    for (size_t r = 0; r < bf->n_rows; r++) {
+        int64_t k = (bf->ts[r] - t0 + BB_INTERVAL_S / 2) / BB_INTERVAL_S;
+
+        if (k < 0 || (size_t) k >= n_int) {
+            continue;
+        }
+        if (!bf->cores[r]) {
+            absent[k] = true;            /* The VM did not exist. */
+            continue;
+        }
+        sum[k] += bf->busy[r];
+        cnt[k]++;
+        cores[k] = bf->cores[r];
+        first = first < 0 ? k : first;
+        last = k;
+    }
+    /* Hold the previous value across gaps inside the file. */
+    for (int64_t k = first + 1; first >= 0 && k <= last; k++) {
+        if (!cnt[k] && !absent[k] && cnt[k - 1]) {
+            sum[k] = sum[k - 1] / cnt[k - 1];
+            cnt[k] = 1;
+            cores[k] = cores[k - 1];
+        }
+    }
+    for (size_t k = 0; k < n_int; k++) {
+        struct rng r;
+
+        if (!cnt[k]) {
+            continue;
+        }
+        rng_init(&r, seed ^ UINT64_C(0xb17b4a1), i, k);
+        trace_spread(&r, sum[k] / cnt[k], cores[k],
+                     &vm->demand_ppm[k * vm->n_vcpus]);
+    }
+    free(sum);
+    free(cnt);
+    free(cores);
+    free(absent);
 }
 
 static int
 bb_load(const char *dir, const struct trace_opts *opts,
         struct trace_set *set, char *err, size_t errlen)
 {
-    char **names;
-    int n = trace_list_dir(dir, ".csv", &names, err, errlen);
-    size_t want, n_int;
-    struct bb_file *bf;
-    int64_t t0 = INT64_MAX;
-    int rc = 0;
+    struct bb_files fs = { NULL, 0, INT64_MAX };
+    int rc = trace_load_files(dir, ".csv", ".csv files", opts,
+                              bb_file_read, &fs, err, errlen);
 
     memset(set, 0, sizeof *set);
-    if (n < 0) {
-        return n;
-    }
-    want = opts->max_vms ? opts->max_vms : (size_t) n;
-    if (n == 0 || want > (size_t) n) {
-        snprintf(err, errlen, "%s: %d .csv files, %zu requested", dir, n,
-                 want);
-        trace_names_free(names, (size_t) n);
-        return -ENOENT;
-    }
-    bf = calloc(want, sizeof *bf);
-    if (!bf) {
-        abort();
-    }
-    for (size_t i = 0; i < want && !rc; i++) {
-        char *text, path[4096];
-        size_t len;
-
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = trace_read_file_max(dir, names[i], opts->max_file_bytes,
-                                 &text, &len, err, errlen);
-        if (!rc) {
-            rc = bb_parse(path, text + trace_bom_len(text, len), &bf[i],
-                          err, errlen);
-            free(text);
-        }
-        if (!rc && bf[i].ts[0] < t0) {
-            t0 = bf[i].ts[0];
-        }
-    }
-    n_int = opts->max_intervals ? opts->max_intervals : BB_DEFAULT_INTERVALS;
-    if (!rc) {
-        set->vms = calloc(want, sizeof *set->vms);
-        if (!set->vms) {
-            abort();
-        }
-        set->n_vms = want;
-        set->n_intervals = n_int;
+    if (rc > 0) {
+        set->n_vms = (size_t) rc;
+        set->vms = xcalloc(set->n_vms, sizeof *set->vms);
+        set->n_intervals = opts->max_intervals ? opts->max_intervals
+                                               : BB_DEFAULT_INTERVALS;
         set->interval_s = BB_INTERVAL_S;
+        for (size_t i = 0; i < set->n_vms; i++) {
+            set->n_clamped += fs.bf[i].n_clamped;
+            set->n_absent += fs.bf[i].n_absent;
+            bb_align(&fs.bf[i], i, fs.t0, set->n_intervals, opts->seed,
+                     &set->vms[i]);
+        }
     }
-    for (size_t i = 0; i < want && !rc; i++) {
-        struct trace_vm *vm = &set->vms[i];
-        double *sum = calloc(n_int, sizeof *sum);
-        uint32_t *cnt = calloc(n_int, sizeof *cnt);
-        uint32_t *cores = calloc(n_int, sizeof *cores);
-        bool *absent = calloc(n_int, sizeof *absent);
-        int64_t first = -1, last = -1;
-
-        if (!sum || !cnt || !cores || !absent) {
-            abort();
-        }
-        vm->name = names[i];
-        names[i] = NULL;
-        set->n_clamped += bf[i].n_clamped;
-        set->n_absent += bf[i].n_absent;
-        vm->n_vcpus = bf[i].max_cores ? bf[i].max_cores : 1;
-        vm->demand_ppm = calloc(n_int * vm->n_vcpus,
-                                sizeof *vm->demand_ppm);
-        if (!vm->demand_ppm) {
-            abort();
-        }
-        for (size_t r = 0; r < bf[i].n_rows; r++) {
-            int64_t k = (bf[i].ts[r] - t0 + BB_INTERVAL_S / 2)
-                        / BB_INTERVAL_S;
-
-            if (k < 0 || (size_t) k >= n_int) {
-                continue;
-            }
-            if (!bf[i].cores[r]) {
-                absent[k] = true;        /* The VM did not exist. */
-                continue;
-            }
-            sum[k] += bf[i].busy[r];
-            cnt[k]++;
-            cores[k] = bf[i].cores[r];
-            first = first < 0 ? k : first;
-            last = k;
-        }
-        /* Hold the previous value across gaps inside the file. */
-        for (int64_t k = first + 1; first >= 0 && k <= last; k++) {
-            if (!cnt[k] && !absent[k] && cnt[k - 1]) {
-                sum[k] = sum[k - 1] / cnt[k - 1];
-                cnt[k] = 1;
-                cores[k] = cores[k - 1];
-            }
-        }
-        for (size_t k = 0; k < n_int; k++) {
-            struct rng r;
-
-            if (!cnt[k]) {
-                continue;
-            }
-            rng_init(&r, opts->seed ^ UINT64_C(0xb17b4a1), i, k);
-            trace_spread(&r, sum[k] / cnt[k], cores[k],
-                   &vm->demand_ppm[k * vm->n_vcpus]);
-        }
-        free(sum);
-        free(cnt);
-        free(cores);
-        free(absent);
+    for (size_t i = 0; i < fs.n; i++) {
+        bb_free(&fs.bf[i]);
     }
-    for (size_t i = 0; i < want; i++) {
-        bb_free(&bf[i]);
-    }
-    free(bf);
-    trace_names_free(names, (size_t) n);
-    if (rc) {
-        trace_set_free(set);
-    }
-    return rc;
+    free(fs.bf);
+    return rc < 0 ? rc : 0;
 }
 
 const struct trace_reader trace_bitbrains = {

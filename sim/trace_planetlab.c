@@ -15,70 +15,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/util.h"
+
 #define PL_LINES 288
 #define PL_INTERVAL_S 300
+
+/* Writes "FILE:LINE: WHAT 'TEXT'" for line 'l' into 'err', the line's
+ * text escaped and cut short (trace_esc()). */
+static int
+pl_bad(const char *file, const char *text, const struct trace_line *l,
+       const char *what, char *err, size_t errlen)
+{
+    char q[96];
+
+    trace_esc(q, sizeof q, text + l->off, l->len, 20);
+    snprintf(err, errlen, "%s:%zu: %s '%s'", file, l->no, what, q);
+    return -EINVAL;
+}
 
 int
 trace_planetlab_parse(const char *file, const char *text, size_t len,
                       uint32_t *pct, size_t n_lines, char *err,
                       size_t errlen)
 {
-    size_t pos = 0, line = 0;
+    struct trace_line l = { 0, 0, 0 };
+    size_t pos = 0;
 
     if (len == 0) {
         snprintf(err, errlen, "%s:1: empty file", file);
         return -EINVAL;
     }
-    while (pos < len) {
-        size_t start = pos, end;
+    while (trace_next_line(text, len, &pos, &l)) {
         uint32_t v = 0;
 
-        line++;
-        while (pos < len && text[pos] != '\n') {
-            pos++;
-        }
-        end = pos;
-        if (pos < len) {
-            pos++;                      /* Skip the newline. */
-        }
-        if (end > start && text[end - 1] == '\r') {
-            end--;
-        }
-        if (line > n_lines) {
+        if (l.no > n_lines) {
             snprintf(err, errlen, "%s:%zu: extra line: expected %zu lines",
-                     file, line, n_lines);
+                     file, l.no, n_lines);
             return -EINVAL;
         }
-        if (end == start) {
-            snprintf(err, errlen, "%s:%zu: empty line", file, line);
+        if (l.len == 0) {
+            snprintf(err, errlen, "%s:%zu: empty line", file, l.no);
             return -EINVAL;
         }
-        for (size_t i = start; i < end; i++) {
+        for (size_t i = l.off; i < l.off + l.len; i++) {
             char c = text[i];
 
             if (c < '0' || c > '9') {
-                snprintf(err, errlen, "%s:%zu: not an integer percent: "
-                         "'%.*s'", file, line,
-                         (int) (end - start > 20 ? 20 : end - start),
-                         text + start);
-                return -EINVAL;
+                return pl_bad(file, text, &l, "not an integer percent:",
+                              err, errlen);
             }
             if (v <= 1000) {
                 v = v * 10 + (uint32_t) (c - '0');
             }
         }
         if (v > 100) {
-            snprintf(err, errlen, "%s:%zu: value %.*s out of range "
-                     "[0, 100]", file, line,
-                     (int) (end - start > 20 ? 20 : end - start),
-                     text + start);
-            return -EINVAL;
+            return pl_bad(file, text, &l, "out of range [0, 100]:", err,
+                          errlen);
         }
-        pct[line - 1] = v;
+        pct[l.no - 1] = v;
     }
-    if (line < n_lines) {
+    if (l.no < n_lines) {
         snprintf(err, errlen, "%s:%zu: truncated: %zu lines, expected %zu",
-                 file, line, line, n_lines);
+                 file, l.no, l.no, n_lines);
         return -EINVAL;
     }
     return 0;
@@ -91,74 +89,54 @@ pl_probe(const char *dir)
     return true;
 }
 
+/* trace_file_fn for pl_load(): file 'i' becomes VM 'i' of the set. */
+static int
+pl_file(void *set_, size_t i, size_t n, const char *name, const char *path,
+        char *text, size_t len, char *err, size_t errlen)
+{
+    struct trace_set *set = set_;
+    struct trace_vm *vm;
+    uint32_t pct[PL_LINES];
+    /* The whole file is validated even if fewer intervals are used: a
+     * broken file is rejected, not half-read. */
+    int rc = trace_planetlab_parse(path, text, len, pct, PL_LINES, err,
+                                   errlen);
+
+    if (rc) {
+        return rc;
+    }
+    if (i == 0) {
+        set->vms = xcalloc(n, sizeof *set->vms);
+    }
+    vm = &set->vms[i];
+    set->n_vms = i + 1;
+    vm->name = xstrdup(name);
+    vm->n_vcpus = 1;
+    vm->demand_ppm = xcalloc(set->n_intervals, sizeof *vm->demand_ppm);
+    for (size_t k = 0; k < set->n_intervals; k++) {
+        vm->demand_ppm[k] = pct[k] * 10000;
+    }
+    return 0;
+}
+
 static int
 pl_load(const char *dir, const struct trace_opts *opts,
         struct trace_set *set, char *err, size_t errlen)
 {
-    char **names;
-    int n = trace_list_dir(dir, NULL, &names, err, errlen);
-    size_t want, n_int;
-    uint32_t pct[PL_LINES];
-    int rc = 0;
+    int rc;
 
     memset(set, 0, sizeof *set);
-    if (n < 0) {
-        return n;
-    }
-    want = opts->max_vms ? opts->max_vms : (size_t) n;
-    if (n == 0 || want > (size_t) n) {
-        snprintf(err, errlen, "%s: %d trace files, %zu requested", dir, n,
-                 want);
-        trace_names_free(names, (size_t) n);
-        return -ENOENT;
-    }
-    n_int = opts->max_intervals && opts->max_intervals < PL_LINES
-            ? opts->max_intervals : PL_LINES;
-    set->vms = calloc(want, sizeof *set->vms);
-    if (!set->vms) {
-        abort();
-    }
-    set->n_intervals = n_int;
+    set->n_intervals = opts->max_intervals
+                       && opts->max_intervals < PL_LINES
+                       ? opts->max_intervals : PL_LINES;
     set->interval_s = PL_INTERVAL_S;
-    for (size_t i = 0; i < want; i++) {
-        struct trace_vm *vm = &set->vms[i];
-        char *text, path[4096];
-        size_t len;
-
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = trace_read_file(dir, names[i], &text, &len, err, errlen);
-        if (rc) {
-            break;
-        }
-        /* The whole file is validated even if fewer intervals are used:
-         * a broken file is rejected, not half-read. */
-        {
-            size_t b = trace_bom_len(text, len);
-
-            rc = trace_planetlab_parse(path, text + b, len - b, pct,
-                                       PL_LINES, err, errlen);
-        }
-        free(text);
-        if (rc) {
-            break;
-        }
-        set->n_vms = i + 1;
-        vm->name = names[i];
-        names[i] = NULL;
-        vm->n_vcpus = 1;
-        vm->demand_ppm = malloc(n_int * sizeof *vm->demand_ppm);
-        if (!vm->demand_ppm) {
-            abort();
-        }
-        for (size_t k = 0; k < n_int; k++) {
-            vm->demand_ppm[k] = pct[k] * 10000;
-        }
-    }
-    trace_names_free(names, (size_t) n);
-    if (rc) {
+    rc = trace_load_files(dir, NULL, "trace files", opts, pl_file, set,
+                          err, errlen);
+    if (rc < 0) {
         trace_set_free(set);
+        return rc;
     }
-    return rc;
+    return 0;
 }
 
 const struct trace_reader trace_planetlab = {

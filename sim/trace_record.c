@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,13 +79,15 @@ struct rp {
     uint32_t khz[POL_MAX_CPUS];   /* and frequency (UINT32_MAX / 0 none). */
 };
 
+/* Writes "FILE:LINE: reason" into the error buffer; 'arg' (input text,
+ * for the one %s of 'fmt') is escaped and cut short (trace_esc()). */
 static int
 bad(struct rp *p, const char *fmt, const char *arg)
 {
-    char reason[200];
+    char reason[300], q[200];
 
-    snprintf(reason, sizeof reason, fmt, arg);
-    /* Tokens are bounded by the line; keep the message short. */
+    trace_esc(q, sizeof q, arg, strlen(arg), 40);
+    snprintf(reason, sizeof reason, fmt, q);
     snprintf(p->err, p->errlen, "%s:%zu: %s", p->path, p->line, reason);
     return -EINVAL;
 }
@@ -557,7 +560,9 @@ header_line(struct rp *p, char **tok, size_t nt, struct record_stats *st)
         if (nt != 3 || strlen(tok[2]) != 16) {
             return bad(p, "malformed MODEL line%s", "");
         }
-        snprintf(st->model_src, sizeof st->model_src, "%s", tok[1]);
+        /* Printed by vpower-sim: escaped like every quoted input. */
+        trace_esc(st->model_src, sizeof st->model_src, tok[1],
+                  strlen(tok[1]), SIZE_MAX);
         p->mt_hash = strtoull(tok[2], &end, 16);
         if (*end) {
             return bad(p, "bad model hash '%s'", tok[2]);
@@ -574,7 +579,12 @@ header_line(struct rp *p, char **tok, size_t nt, struct record_stats *st)
         p->mt = grow(p->mt, &p->mt_cap, p->mt_len + 1, 1);
         p->mt[p->mt_len] = '\0';
         if (pol_model_parse(&p->model, p->mt, err, sizeof err)) {
-            return bad(p, "embedded model: %.150s", err);
+            char q[200];
+
+            trace_esc(q, sizeof q, err, strlen(err), 150);
+            snprintf(p->err, p->errlen, "%s:%zu: embedded model: %s",
+                     p->path, p->line, q);
+            return -EINVAL;
         }
         p->r = replay_create(&p->model, &p->cfg);
         if (!p->r) {

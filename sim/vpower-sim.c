@@ -8,11 +8,15 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/model.h"
+#include "policy/policy.h"
 #include "sim/mix.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -59,6 +63,52 @@ usage(FILE *f)
 "                        from hour 0 (or H) for H hours (or to hour H2);\n"
 "                        also runs without it and prints both\n"
 "  --thermal-pkg N       package the cap applies to (default 0)\n");
+}
+
+/* Prints "vpower-sim: MESSAGE" on stderr.  Messages quote input (trace
+ * lines, file names, model and policy-file tokens), so control
+ * characters and bytes that are not UTF-8 are escaped (trace_esc()). */
+static void __attribute__((format(printf, 1, 2)))
+print_err(const char *fmt, ...)
+{
+    char msg[1024], out[4 * sizeof msg + 8];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vpower-sim: %s\n",
+            trace_esc(out, sizeof out, msg, strlen(msg), SIZE_MAX));
+}
+
+/* 0 if no host gets more vCPUs than one vpower decision handles (VM i
+ * goes to host i mod 'hosts'); else says which host, how many and the
+ * limit, and returns -1. */
+static int
+check_host_vcpus(const struct trace_set *ts, unsigned hosts)
+{
+    struct pol_config cfg;
+    size_t *n = calloc(hosts, sizeof *n);
+
+    if (!n) {
+        abort();
+    }
+    pol_config_default(&cfg);
+    for (size_t i = 0; i < ts->n_vms; i++) {
+        n[i % hosts] += ts->vms[i].n_vcpus;
+    }
+    for (unsigned h = 0; h < hosts; h++) {
+        if (n[h] > cfg.max_vcpus) {
+            print_err("host %u of %u gets %zu vCPUs; one host holds at "
+                      "most %zu (the policy's max_vcpus): use more "
+                      "--hosts, or fewer VMs (--vms, --repeat)", h, hosts,
+                      n[h], cfg.max_vcpus);
+            free(n);
+            return -1;
+        }
+    }
+    free(n);
+    return 0;
 }
 
 static int
@@ -132,6 +182,37 @@ print_signal(FILE *f, const char *what, const struct sim_result *off,
     }
 }
 
+/* The summary of a replayed recording as JSON; json-c quotes the
+ * strings, trace_esc() keeps them valid UTF-8 (the model source comes
+ * escaped from the reader). */
+static void
+print_record_json(const char *path, const struct record_stats *st)
+{
+    json_object *o = json_object_new_object();
+    char esc[4 * 4096 + 8], span[64];
+
+    json_object_object_add(o, "recording", json_object_new_string(
+        trace_esc(esc, sizeof esc, path, strlen(path), SIZE_MAX)));
+    json_object_object_add(o, "model_source",
+                           json_object_new_string(st->model_src));
+    json_object_object_add(o, "decisions",
+                           json_object_new_uint64(st->blocks));
+    json_object_object_add(o, "identical", json_object_new_uint64(st->same));
+    json_object_object_add(o, "different",
+                           json_object_new_uint64(st->differ));
+    json_object_object_add(o, "max_vms", json_object_new_uint64(st->max_vms));
+    json_object_object_add(o, "max_vcpus",
+                           json_object_new_uint64(st->max_vcpus));
+    snprintf(span, sizeof span, "%.3f", st->span_ns / 1e9);
+    json_object_object_add(o, "span_seconds",
+                           json_object_new_double_s(st->span_ns / 1e9, span));
+    json_object_object_add(o, "first_difference_line",
+                           json_object_new_uint64(st->first_line));
+    printf("%s\n", json_object_to_json_string_ext(o,
+           JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+
 /* Replays a vpowerd recording and reports how many plans matched. */
 static int
 run_record(const char *path, bool compare, bool json, bool verify)
@@ -147,19 +228,11 @@ run_record(const char *path, bool compare, bool json, bool verify)
     }
     rc = record_replay(path, 0, &st, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s\n", err);
+        print_err("%s", err);
         return 1;
     }
     if (json) {
-        printf("{\n  \"recording\":\"%s\",\n  \"model_source\":\"%s\",\n"
-               "  \"decisions\":%llu,\n  \"identical\":%llu,\n"
-               "  \"different\":%llu,\n  \"max_vms\":%zu,\n"
-               "  \"max_vcpus\":%zu,\n  \"span_seconds\":%.3f,\n"
-               "  \"first_difference_line\":%zu\n}\n", path,
-               st.model_src, (unsigned long long) st.blocks,
-               (unsigned long long) st.same,
-               (unsigned long long) st.differ, st.max_vms, st.max_vcpus,
-               st.span_ns / 1e9, st.first_line);
+        print_record_json(path, &st);
     } else {
         printf("recording %s (model %s): %llu decisions over %.1f s, up "
                "to %zu VMs / %zu vCPUs\n", path, st.model_src,
@@ -358,13 +431,13 @@ main(int argc, char *argv[])
     }
     rc = trace_read_path(model_path, 0, &text, &len, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s\n", err);
+        print_err("%s", err);
         return 1;
     }
     rc = pol_model_parse(&model, text, err, sizeof err);
     free(text);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s:%s\n", model_path, err);
+        print_err("%s:%s", model_path, err);
         return 1;
     }
     rd = trace_reader_find(format, trace_dir);
@@ -378,7 +451,7 @@ main(int argc, char *argv[])
     topts.seed = seed;
     rc = rd->load(trace_dir, &topts, &ts, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s\n", err);
+        print_err("%s", err);
         return 1;
     }
     if (ts.n_clamped || ts.n_absent) {
@@ -387,10 +460,14 @@ main(int argc, char *argv[])
                 "absent (whole files)\n", ts.n_clamped, ts.n_absent);
     }
     if (trace_set_repeat(&ts, (unsigned) repeat, seed)) {
-        fprintf(stderr, "vpower-sim: --repeat %llu: too many VMs\n",
-                repeat);
+        fprintf(stderr, "vpower-sim: --repeat %llu: %zu x %llu VMs, more "
+                "than %zu\n", repeat, ts.n_vms, repeat, TRACE_MAX_VMS);
         trace_set_free(&ts);
         return 2;
+    }
+    if (check_host_vcpus(&ts, (unsigned) hosts)) {
+        trace_set_free(&ts);
+        return 1;
     }
     trace_set_shape(&ts, &shape);
     if (mix_text || mix_file) {
@@ -409,7 +486,7 @@ main(int argc, char *argv[])
             rc = mix_load_file(mix_file, &ts, vm_pol, err, sizeof err);
         }
         if (rc) {
-            fprintf(stderr, "vpower-sim: %s\n", err);
+            print_err("%s", err);
             free(vm_pol);
             trace_set_free(&ts);
             return mix_text ? 2 : 1;
@@ -432,7 +509,7 @@ main(int argc, char *argv[])
         balanced_unmet = res.rows[SIM_P_VPOWER].unmet_pct;
         sim_result_free(&res);
         if (rc) {
-            fprintf(stderr, "vpower-sim: %s\n", err);
+            print_err("%s", err);
             free(vm_pol);
             trace_set_free(&ts);
             return 1;
@@ -453,7 +530,7 @@ main(int argc, char *argv[])
         }
         rc = sim_run(&so, &nocap, err, sizeof err);   /* No NOCAP row. */
         if (rc) {
-            fprintf(stderr, "vpower-sim: %s\n", err);
+            print_err("%s", err);
             sim_result_free(&nocap);
             free(vm_pol);
             trace_set_free(&ts);
@@ -470,7 +547,7 @@ main(int argc, char *argv[])
     }
     rc = sim_run(&so, &res, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "vpower-sim: %s\n", err);
+        print_err("%s", err);
         sim_result_free(&res);
         trace_set_free(&ts);
         return 1;

@@ -24,7 +24,12 @@ EXTRA_DIST += tests/fuzz/corpus/conf tests/fuzz/corpus/model
 # instrumentation (the model target runs pol_decide on what it parses).
 FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/model.c \
 	$(srcdir)/policy/load.c $(srcdir)/policy/plan.c \
-	$(srcdir)/policy/energy.c $(srcdir)/policy/decide.c \
+	$(srcdir)/policy/energy.c $(srcdir)/policy/state.c \
+	$(srcdir)/policy/level.c $(srcdir)/policy/own.c $(srcdir)/policy/pool.c \
+	$(srcdir)/policy/demand.c $(srcdir)/policy/misfit.c \
+	$(srcdir)/policy/idle.c $(srcdir)/policy/eval.c $(srcdir)/policy/trim.c \
+	$(srcdir)/policy/race.c $(srcdir)/policy/choose.c \
+	$(srcdir)/policy/emit.c $(srcdir)/policy/decide.c \
 	$(srcdir)/policy/explain.c
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I$(top_builddir) -I$(top_srcdir)

@@ -3,7 +3,8 @@
 # 01x: vpowerd.  012 runs the real daemon with the dummy hypervisor
 # against a sysfs fixture (no libvirt, no root); 013 checks the wiring
 # (control socket, status sources, energy split, guest channel, record)
-# with the dummy hypervisor and host; 010 and 011 run it
+# with the dummy hypervisor and host; 015 the refusals of bad files and
+# settings before anything changes; 010 and 011 run it
 # against real libvirtd and TCG guests (root; they skip with a reason
 # only where libvirtd or QEMU cannot run).
 # 00x: the guest harness itself -- guests boot and carry load, and the
@@ -21,7 +22,8 @@ VPOWERD_TESTS = \
 	tests/integration/012-vpowerd-dummy.sh \
 	tests/integration/013-vpowerd-wiring.sh \
 	tests/integration/014-vpowerd-offline.sh \
-	tests/integration/015-vpowerd-notify.sh
+	tests/integration/015-vpowerd-notify.sh \
+	tests/integration/016-vpowerd-startup-checks.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh \

@@ -85,13 +85,15 @@ rel_fixture() {
 
 # rel_snapshot DIR: the FULL state of a fixture tree: every directory,
 # every file with its mode and content (a changed, created or removed
-# file shows up in a diff).
+# file shows up in a diff), and each file's checksum, so that a lost
+# trailing newline shows too.
 rel_snapshot() {
     (cd "$1" && find . -printf '%y %m %p\n' | LC_ALL=C sort &&
      find . -type f -print0 | LC_ALL=C sort -z |
      while IFS= read -r -d '' f; do
          printf '%s=%s\n' "$f" "$(cat "$f" 2>&1)"
-     done)
+     done &&
+     find . -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum)
 }
 
 # rel_hash DIR: a quick fingerprint of the tree's contents.

@@ -30,7 +30,8 @@ tests_sim_test_halt_LDADD = $(SIM_LDADD)
 
 # Replays a recording the real vpowerd made (tests/sim/data/rec/README).
 dist_check_SCRIPTS += tests/sim/test-record.sh tests/sim/record-dummy.sh \
-	tests/sim/test-plot.sh
-TESTS += tests/sim/test-record.sh tests/sim/test-plot.sh
+	tests/sim/test-plot.sh tests/sim/test-sim-input.sh
+TESTS += tests/sim/test-record.sh tests/sim/test-plot.sh \
+	tests/sim/test-sim-input.sh
 
 EXTRA_DIST += tests/sim/data

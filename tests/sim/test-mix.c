@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/mix.h"
 #include "tests/sim/check.h"
@@ -124,11 +126,47 @@ test_file(void)
 #undef BAD
 }
 
+/* A policy file that is a FIFO or a directory is refused by kind, and a
+ * FIFO is not waited on (the alarm in main() fails a reader that
+ * blocks); an empty file leaves every VM balanced. */
+static void
+test_file_kind(void)
+{
+    char tmpl[] = "/tmp/vpower-test-mix.XXXXXX", path[64], err[512];
+    char *dir = mkdtemp(tmpl);
+    struct trace_vm vms[1] = { { "a", 1, NULL } };
+    struct trace_set ts = { 1, vms, 1, 300, 0, 0 };
+    struct pol_vm_policy p[1];
+    FILE *f;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    CHECK(mix_load_file(path, &ts, p, err, sizeof err) == -EINVAL);
+    CHECK(strstr(err, "/fifo: a FIFO, not a regular file") != NULL);
+    CHECK(unlink(path) == 0);
+    CHECK(mix_load_file(dir, &ts, p, err, sizeof err) == -EINVAL);
+    CHECK(strstr(err, ": a directory, not a regular file") != NULL);
+    snprintf(path, sizeof path, "%s/empty", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL && fclose(f) == 0);
+    p[0].kind = POL_PERFORMANCE;
+    CHECK(mix_load_file(path, &ts, p, err, sizeof err) == 0);
+    CHECK(p[0].kind == POL_BALANCED);
+    CHECK(unlink(path) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
 int
 main(void)
 {
     test_parse();
     test_assign();
     test_file();
+    alarm(60);
+    test_file_kind();
     return fail_count ? 1 : 0;
 }

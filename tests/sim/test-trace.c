@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/burst.h"
+#include "sim/replay.h"
 #include "sim/rng.h"
 #include "sim/trace.h"
 #include "tests/sim/check.h"
@@ -286,6 +288,235 @@ test_bom(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* Writes a valid 288-line PlanetLab file 'dir'/'name'. */
+static void
+put_pl_file(const char *dir, const char *name)
+{
+    char buf[2048];
+    size_t n = 0;
+
+    for (int i = 0; i < 288; i++) {
+        n += (size_t) snprintf(buf + n, sizeof buf - n, "%d\n", i % 101);
+    }
+    put_file(dir, name, buf, n);
+}
+
+/* Loads 'dir' with 'rd' and checks that it fails with 'want' in the
+ * message (or succeeds with 'n_ok' VMs when 'want' is NULL). */
+static void
+expect_load(const struct trace_reader *rd, const char *dir,
+            const char *want, size_t n_ok)
+{
+    struct trace_opts o = { 0, 2, 1, 0 };
+    struct trace_set ts;
+    char err[512] = "";
+    int rc = rd->load(dir, &o, &ts, err, sizeof err);
+
+    if (want ? rc >= 0 || !strstr(err, want) : rc != 0 || ts.n_vms != n_ok) {
+        fprintf(stderr, "  %s: rc %d, got '%s', want '%s'\n", dir, rc, err,
+                want ? want : "success");
+        fail_count++;
+    }
+    CHECK(want ? ts.n_vms == 0 && ts.vms == NULL : true);
+    trace_set_free(&ts);
+}
+
+/* Entries of a trace directory that are not regular files are refused
+ * by name, never skipped (the set would silently lose a VM) and never
+ * waited on (a FIFO without a writer would block the reader forever; the
+ * alarm in main() turns that into a failure).  A symbolic link to a
+ * regular file is read like the file. */
+static void
+test_dir_entries(void)
+{
+    static const char bb[] =
+        "Timestamp;CPU cores;CPU capacity provisioned [MHZ];"
+        "CPU usage [MHZ];CPU usage [%]\n"
+        "1372630104;2;2600.0;2600.0;50.0\n";
+    /* 'kind': p FIFO, d directory, l symbolic link to nothing. */
+    static const struct {
+        const char *name, *what;
+        char kind;
+    } bad[] = {
+        { "b_fifo", "a FIFO, not a regular file", 'p' },
+        { "b_dir", "a directory, not a regular file", 'd' },
+        { "b_dangling", "a dangling symbolic link to 'gone'", 'l' },
+    };
+    char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", p[4096], want[4200];
+    char err[512], *text;
+    char *dir = mkdtemp(tmpl);
+    size_t len;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    put_pl_file(dir, "a_good");
+    snprintf(p, sizeof p, "%s/b_link", dir);
+    CHECK(symlink("a_good", p) == 0);
+    expect_load(&trace_planetlab, dir, NULL, 2);
+    CHECK(unlink(p) == 0);
+
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(p, sizeof p, "%s/%s", dir, bad[k].name);
+        CHECK((bad[k].kind == 'p' ? mkfifo(p, 0600)
+               : bad[k].kind == 'd' ? mkdir(p, 0700)
+               : symlink("gone", p)) == 0);
+        snprintf(want, sizeof want, "%s: %s", p, bad[k].what);
+        expect_load(&trace_planetlab, dir, want, 0);
+        /* Named on the command line (a model, a recording): the same. */
+        CHECK(trace_read_path(p, 0, &text, &len, err, sizeof err) < 0);
+        CHECK(!strcmp(err, want));
+        CHECK(remove(p) == 0);
+    }
+
+    CHECK(trace_read_path("/dev/null", 0, &text, &len, err,
+                          sizeof err) == -EINVAL);
+    CHECK(strstr(err, "/dev/null: a character device, not a regular file")
+          != NULL);
+
+    /* Bitbrains: a FIFO among the .csv files, and as the first one,
+     * which the format probe reads. */
+    snprintf(p, sizeof p, "%s/a_good", dir);
+    CHECK(unlink(p) == 0);
+    put_file(dir, "b.csv", bb, sizeof bb - 1);
+    snprintf(p, sizeof p, "%s/c.csv", dir);
+    CHECK(mkfifo(p, 0600) == 0);
+    snprintf(want, sizeof want, "%s: a FIFO, not a regular file", p);
+    expect_load(&trace_bitbrains, dir, want, 0);
+    CHECK(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/a.csv", dir);
+    CHECK(mkfifo(p, 0600) == 0);
+    CHECK(trace_reader_find("auto", dir) == &trace_planetlab);
+    CHECK(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/b.csv", dir);
+    CHECK(unlink(p) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
+/* A directory and name too long for one path are an error, not a path
+ * cut short that may name another file ('DIR/ab' for 'DIR/abc'). */
+static void
+test_long_path(void)
+{
+    char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", pad[4096], err[512];
+    char *dir = mkdtemp(tmpl), *text;
+    size_t len, n;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    put_file(dir, "ab", "1\n", 2);
+    /* "DIR////...//abc" is 4096 bytes: one too many for the buffer. */
+    n = strlen(dir);
+    memcpy(pad, dir, n);
+    memset(pad + n, '/', 4092 - n);
+    pad[4092] = '\0';
+    CHECK(trace_read_file(pad, "abc", &text, &len, err, sizeof err)
+          == -ENAMETOOLONG);
+    CHECK(strstr(err, "path longer than 4095 bytes") != NULL);
+    snprintf(pad, sizeof pad, "%s/ab", dir);
+    CHECK(unlink(pad) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
+/* True if 's' holds no control character and no byte above 0x7e: what
+ * trace_esc() makes of the test inputs below, which quote no valid
+ * multi-byte UTF-8. */
+static bool
+plain_ascii(const char *s)
+{
+    for (; *s; s++) {
+        if ((unsigned char) *s < 0x20 || (unsigned char) *s > 0x7e) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Error messages quote input escaped and cut short: control bytes and
+ * bytes that are not UTF-8 become \xNN, so a trace line cannot rewrite
+ * the terminal or forge lines of a log. */
+static void
+test_escape(void)
+{
+    static const char evil[] = "1\x1b]0;owned\x07\xff\xc2\x9b\n";
+    char err[512] = "", out[64], twice[64], line[400];
+    uint32_t pct[2];
+    int rc;
+
+    rc = trace_planetlab_parse("pl", evil, sizeof evil - 1, pct, 2, err,
+                               sizeof err);
+    CHECK(rc == -EINVAL && plain_ascii(err));
+    CHECK(strstr(err, "pl:1: not an integer percent: "
+                  "'1\\x1b]0;owned\\x07\\xff\\xc2\\x9b'") != NULL);
+    memset(line, 'x', sizeof line);
+    rc = trace_planetlab_parse("pl", line, sizeof line, pct, 2, err,
+                               sizeof err);
+    CHECK(rc == -EINVAL && strstr(err, "'xxxxxxxxxxxxxxxxxxxx...'"));
+
+    /* Valid UTF-8 stays; overlong forms, surrogates, stray continuation
+     * bytes, NUL and C1 controls do not. */
+    CHECK(!strcmp(trace_esc(out, sizeof out, "a\xc3\xa9\xe2\x82\xac"
+                            "\xf0\x9d\x84\x9e", 10, 100),
+                  "a\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e"));
+    CHECK(!strcmp(trace_esc(out, sizeof out, "\xc0\xaf\xed\xa0\x80\x80", 6,
+                            100), "\\xc0\\xaf\\xed\\xa0\\x80\\x80"));
+    CHECK(!strcmp(trace_esc(out, sizeof out, "a\0b\x7f", 4, 100),
+                  "a\\x00b\\x7f"));
+    CHECK(!strcmp(trace_esc(out, sizeof out, "\xc2\x85", 2, 100),
+                  "\\xc2\\x85"));
+    /* A cut never splits an escape or a character; escaping twice
+     * changes nothing. */
+    CHECK(!strcmp(trace_esc(out, sizeof out, "ab\x01" "cd", 5, 3),
+                  "ab\\x01..."));
+    CHECK(!strcmp(trace_esc(out, 10, "\x01\x02\x03", 3, 100),
+                  "\\x01..."));
+    CHECK(!strcmp(trace_esc(out, sizeof out, "a\xe2\x82\xac", 4, 3),
+                  "a..."));
+    trace_esc(out, sizeof out, evil, sizeof evil - 1, 100);
+    CHECK(!strcmp(trace_esc(twice, sizeof twice, out, strlen(out), 100),
+                  out));
+}
+
+/* The recording reader quotes tokens escaped too; a Bitbrains file with
+ * a NUL byte is refused, not read up to the NUL. */
+static void
+test_escape_readers(void)
+{
+    static const char rec[] = "VPREC \x1b[2J\x1b[31mforged\n";
+    static const char bb[] =
+        "Timestamp;CPU cores;CPU capacity provisioned [MHZ];"
+        "CPU usage [MHZ];CPU usage [%]\n"
+        "1372630104;2;2600.0;2600.0;50.0\n"
+        "\0junk\n"
+        "1372630404;2;2600.0;1300.0;25.0\n";
+    char tmpl[] = "/tmp/vpower-test-trace.XXXXXX", p[4096], want[4200];
+    char err[512] = "";
+    char *dir = mkdtemp(tmpl);
+    struct record_stats st;
+
+    CHECK(dir != NULL);
+    if (!dir) {
+        return;
+    }
+    put_file(dir, "rec", rec, sizeof rec - 1);
+    snprintf(p, sizeof p, "%s/rec", dir);
+    CHECK(record_replay(p, 0, &st, err, sizeof err) == -EINVAL);
+    CHECK(plain_ascii(err));
+    CHECK(strstr(err, "rec:1: record format version "
+                  "\\x1b[2J\\x1b[31mforged,") != NULL);
+    CHECK(unlink(p) == 0);
+
+    put_file(dir, "x.csv", bb, sizeof bb - 1);
+    snprintf(want, sizeof want, "%s/x.csv:3: NUL byte in the line", dir);
+    expect_load(&trace_bitbrains, dir, want, 0);
+    snprintf(p, sizeof p, "%s/x.csv", dir);
+    CHECK(unlink(p) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
 /* Trap: gaps inside a file hold the previous value; after the last row
  * the VM is absent; the README's clamped and absent rows are counted. */
 static void
@@ -473,11 +704,17 @@ main(void)
 
     snprintf(datadir, sizeof datadir, "%s/tests/sim/data",
              src ? src : ".");
+    /* A reader blocked on a FIFO fails the test instead of hanging. */
+    alarm(60);
     test_planetlab_ok();
     test_planetlab_bad();
     test_bitbrains();
     test_bitbrains_gap();
     test_bom();
+    test_dir_entries();
+    test_long_path();
+    test_escape();
+    test_escape_readers();
     test_spread();
     test_repeat();
     test_burst();

@@ -6,4 +6,5 @@ include tests/unit/hostdrv.mk
 include tests/unit/exporter.mk
 include tests/unit/ctl.mk
 include tests/unit/inputs.mk
+include tests/unit/meter.mk
 include tests/unit/hk.mk

@@ -117,4 +117,23 @@ fx_get(const char *root, const char *rel)
     return buf;
 }
 
+/* Contents of 'root'/'rel' exactly, trailing newline included, in a
+ * fresh string the caller frees ("" if missing). */
+static inline char *
+fx_get_raw(const char *root, const char *rel)
+{
+    char path[1024], *buf = calloc(1, 4096);
+    size_t n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    f = fopen(path, "r");
+    if (f) {
+        n = fread(buf, 1, 4095, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 #endif /* tests/unit/hostdrv-fixture.h */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "manager/conf.h"
 #include "tests/unit/hostdrv-fixture.h"
@@ -192,6 +193,17 @@ test_bad_values(void **state)
         assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err),
                          -EINVAL);
         assert_non_null(strstr(err, "t.conf:1: journal: value too long"));
+        /* A socket path must fit a sockaddr_un, checked where it is
+         * written rather than when the socket is made. */
+        strcpy(text, "\ncontrol_socket /");
+        memset(text + 17, 's', CONF_SOCKET_MAX);
+        text[17 + CONF_SOCKET_MAX] = '\0';
+        assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err),
+                         -EINVAL);
+        assert_non_null(strstr(err, "t.conf:2: control_socket: path longer "
+                               "than 107 bytes"));
+        text[16 + CONF_SOCKET_MAX] = '\0';
+        assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err), 0);
         memset(text, ' ', 7000);
         strcpy(text + 7000, "turbo no");
         assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err),
@@ -272,6 +284,129 @@ test_load_and_include(void **state)
         free(main_path);
     }
     fx_rmtree(dir);
+}
+
+/* Expects conf_load('path') to fail with 'want' and 'msg' in the error,
+ * within 10 s (a FIFO used to block forever). */
+static void
+expect_load_error(const char *path, int want, const char *msg)
+{
+    struct vpd_conf c;
+    char err[512] = "";
+    int r;
+
+    conf_defaults(&c);
+    alarm(10);
+    r = conf_load(&c, path, err, sizeof err);
+    alarm(0);
+    if (r != want || !strstr(err, msg)) {
+        fail_msg("%s: got %d \"%s\", want %d with \"%s\"", path, r, err,
+                 want, msg);
+    }
+}
+
+/* Files that are not regular files, or that another user can write, are
+ * refused at once with a message that says so. */
+static void
+test_load_refusals(void **state)
+{
+    char *dir = fx_tmpdir(), *p, *inc, path[1024];
+
+    snprintf(path, sizeof path, "%s/fifo.conf", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    expect_load_error(path, -ENODEV, "fifo.conf: is not a regular file");
+    p = put_file(dir, "main.conf", "turbo no\n\ninclude fifo.conf\n");
+    expect_load_error(p, -ENODEV, "main.conf:3: include: ");
+    expect_load_error(p, -ENODEV, "fifo.conf: is not a regular file");
+    free(p);
+    expect_load_error(dir, -EISDIR, ": is a directory");
+    expect_load_error("/dev/zero", -ENODEV,
+                      "/dev/zero: is not a regular file");
+    expect_load_error("/dev/null", -ENODEV,
+                      "/dev/null: is not a regular file");
+
+    p = put_file(dir, "open.conf", "turbo no\n");
+    assert_int_equal(chmod(p, 0666), 0);
+    expect_load_error(p, -EPERM, "is writable by every user");
+    assert_int_equal(chmod(p, 0664), 0);
+    expect_load_error(p, -EPERM, "writable by group");
+    inc = put_file(dir, "inc.conf", "include open.conf\n");
+    expect_load_error(inc, -EPERM, "inc.conf:1: include: configuration "
+                      "file");
+    free(inc);
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(p, 0644), 0);
+        assert_int_equal(chown(p, 65534, 65534), 0);
+        expect_load_error(p, -EPERM, "is owned by uid 65534");
+    } else {
+        fprintf(stderr, "owner case skipped: chown needs root\n");
+    }
+    free(p);
+    fx_rmtree(dir);
+}
+
+/* What needs the running system names the directive's FILE:LINE. */
+static void
+test_check_system(void **state)
+{
+    char *dir = fx_tmpdir(), path[1024], text[1200], err[512] = "";
+    struct vpd_conf c;
+
+    conf_defaults(&c);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), 0);
+    assert_int_equal(conf_parse(&c, "t.conf", "\nadmin_group root\n", err,
+                                sizeof err), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), 0);
+    assert_int_equal(conf_parse(&c, "t.conf", "\n\nadmin_group "
+                                "no-such-group-vp\n", err, sizeof err), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), -ENOENT);
+    assert_non_null(strstr(err, "t.conf:3: admin_group: 'no-such-group-vp' "
+                           "is not a group"));
+
+    conf_defaults(&c);
+    snprintf(path, sizeof path, "%s/fifo.model", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(text, sizeof text, "energy_model %s\n", path);
+    assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), -ENODEV);
+    assert_non_null(strstr(err, "fifo.model: is not a regular file"));
+    snprintf(text, sizeof text, "energy_model %s\n", dir);
+    assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), -EISDIR);
+    free(put_file(dir, "m.model", "x\n"));
+    snprintf(path, sizeof path, "%s/m.model", dir);
+    assert_int_equal(chmod(path, 0646), 0);
+    snprintf(text, sizeof text, "energy_model %s\n", path);
+    assert_int_equal(conf_parse(&c, "t.conf", text, err, sizeof err), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), -EPERM);
+    assert_non_null(strstr(err, "writable by every user"));
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(conf_check_system(&c, err, sizeof err), 0);
+    fx_rmtree(dir);
+}
+
+/* managed_cpus naming CPUs the host lacks is refused, naming them. */
+static void
+test_check_cpus(void **state)
+{
+    struct vpd_conf c;
+    char err[512] = "";
+
+    conf_defaults(&c);
+    assert_int_equal(conf_check_cpus(&c, 2, err, sizeof err), 0);
+    assert_int_equal(conf_parse(&c, "t.conf", "\nmanaged_cpus 1-5,9\n", err,
+                                sizeof err), 0);
+    assert_int_equal(conf_check_cpus(&c, 2, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "t.conf:2: managed_cpus: CPUs 2-5,9 do not "
+                           "exist on this host, which has CPUs 0-1"));
+    assert_int_equal(conf_check_cpus(&c, 1, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "which has only CPU 0"));
+    assert_int_equal(conf_check_cpus(&c, 10, err, sizeof err), 0);
+    assert_int_equal(conf_parse(&c, "u.conf", "managed_cpus 3\n", err,
+                                sizeof err), 0);
+    assert_int_equal(conf_check_cpus(&c, 3, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "u.conf:1: managed_cpus: CPU 3 does not "
+                           "exist"));
 }
 
 static void
@@ -367,6 +502,9 @@ main(void)
         cmocka_unit_test(test_every_directive),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_load_and_include),
+        cmocka_unit_test(test_load_refusals),
+        cmocka_unit_test(test_check_system),
+        cmocka_unit_test(test_check_cpus),
         cmocka_unit_test(test_example_is_defaults),
         cmocka_unit_test(test_to_policy),
     };

@@ -852,19 +852,14 @@ test_pool_trim_smt(void **state)
     pol_plan_destroy(p);
 }
 
-/* A thermal cap on one package: a vCPU that needs more than a capped
- * thread gets an own core on the cool package, light ones may stay on
- * capped cores, and no domain runs above its cap. */
+/* Two packages of four per-core domains, package 0 (CPUs 0-3) capped
+ * at 1 GHz; 'n' one-vCPU VMs: VM 0 at 70 % of nominal (needs 896 with
+ * headroom, more than a 1 GHz thread's 410), the others at 5 %. */
 static void
-test_thermal_misfit(void **state)
+capped_world(struct world *w, unsigned n)
 {
-    static struct world w;
-    struct pol_plan *p = pol_plan_create(64, 512);
-    struct pol_config cfg;
-    struct pol_state *st;
     char err[128];
 
-    (void) state;
     if (pol_model_parse(m, "cpus 8\n"
                         "package 0 0-3 9000 3000\n"
                         "package 1 4-7 9000 3000\n"
@@ -875,15 +870,27 @@ test_thermal_misfit(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    /* VM 0: one vCPU at 70 % of nominal (needs 896 with headroom, more
-     * than a 1 GHz thread's 410); VMs 1-3: 5 % each. */
-    world_vms(&w, 8, 4, 1, 51, 0);
-    w.vcpus[0].load.avg_cap = w.vcpus[0].load.slow_cap = 717;
-    w.vcpus[0].load.last_cap = w.vcpus[0].load.peak_cap = 717;
-    /* Package 0 (CPUs 0-3) capped at 1 GHz. */
+    world_vms(w, 8, n, 1, 51, 0);
+    w->vcpus[0].load.avg_cap = w->vcpus[0].load.slow_cap = 717;
+    w->vcpus[0].load.last_cap = w->vcpus[0].load.peak_cap = 717;
     for (unsigned c = 0; c < 4; c++) {
-        w.in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
+        w->in.thermal_cap_khz[m->cpu_domain[c]] = 1000000;
     }
+}
+
+/* A thermal cap on one package: a vCPU that needs more than a capped
+ * thread gets an own core on the cool package, light ones may stay on
+ * capped cores, and no domain runs above its cap. */
+static void
+test_thermal_misfit(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+
+    (void) state;
+    capped_world(&w, 4);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
     assert_int_equal(pol_decide(st, &w.in, p), 0);
@@ -897,6 +904,63 @@ test_thermal_misfit(void **state)
     for (unsigned c = 0; c < 4; c++) {
         assert_true(p->dom_freq_khz[m->cpu_domain[c]] <= 1000000);
     }
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
+/* Own cores in the final plan: each vCPU of a performance VM and a
+ * packed vCPU too big for the pool's level (a misfit) may run on one
+ * CPU of a core of its own, no two on the same core and none in the
+ * pool; the misfit's VM keeps the pool for its emulator threads and adds
+ * that CPU, the performance VM's emulator threads run in the pool. */
+static void
+test_own_core_pins(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    struct cpuset pool, own, x;
+
+    (void) state;
+    /* VM 0 a misfit (it does not fit a capped pool thread), VMs 1-3
+     * light, VM 4 performance with two vCPUs. */
+    capped_world(&w, 5);
+    w.vms[4].policy.kind = POL_PERFORMANCE;
+    w.vms[4].n_vcpus = 2;
+    w.vcpus[5] = w.vcpus[4];
+    w.vcpus[5].idx = 1;
+    w.in.n_vcpus = 6;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+
+    pool = p->vcpu_allowed[1];
+    assert_false(cpuset_empty(&pool));
+    for (unsigned i = 2; i < 4; i++) {
+        assert_true(cpuset_equal(&p->vcpu_allowed[i], &pool));
+    }
+    assert_int_equal(p->vm_reason[0], POL_R_PACKED);
+    assert_int_equal(p->vm_reason[4], POL_R_PERFORMANCE);
+    cpuset_zero(&own);
+    for (unsigned i = 0; i < 6; i++) {
+        int c;
+
+        if (i >= 1 && i <= 3) {
+            continue;
+        }
+        assert_int_equal(cpuset_count(&p->vcpu_allowed[i]), 1);
+        c = cpuset_next(&p->vcpu_allowed[i], 0);
+        assert_true(cpuset_has(&p->active, (unsigned) c));
+        assert_false(cpuset_has(&pool, (unsigned) c));
+        CPUSET_FOREACH (s, &own) {
+            assert_int_not_equal(m->cpu_core[s], m->cpu_core[c]);
+        }
+        cpuset_set(&own, (unsigned) c);
+    }
+    cpuset_or(&x, &pool, &p->vcpu_allowed[0]);
+    assert_true(cpuset_equal(&p->vm_emulator[0], &x));
+    assert_true(cpuset_equal(&p->vm_emulator[4], &pool));
     pol_state_destroy(st);
     pol_plan_destroy(p);
 }
@@ -1396,6 +1460,7 @@ main(void)
         cmocka_unit_test(test_pool_trim),
         cmocka_unit_test(test_pool_trim_smt),
         cmocka_unit_test(test_thermal_misfit),
+        cmocka_unit_test(test_own_core_pins),
         cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),

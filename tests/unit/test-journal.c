@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "manager/journal.h"
 #include "policy/cpuset.h"
@@ -138,6 +139,8 @@ test_bad_input(void **state)
     assert_int_equal(jnl_record_sysfs(j, "a b", "1"), -EINVAL);
     assert_int_equal(jnl_record_sysfs(j, "", "1"), -EINVAL);
     assert_int_equal(jnl_record_sysfs(j, "x", "1\n2"), -EINVAL);
+    assert_int_equal(jnl_record_sysfs(j, "x", "1\n\n"), -EINVAL);
+    assert_int_equal(jnl_record_sysfs(j, "x", "\x01"), -EINVAL);
     memset(longv, '7', sizeof longv - 1);
     longv[sizeof longv - 1] = '\0';
     assert_int_equal(jnl_record_sysfs(j, "x", longv), -EINVAL);
@@ -183,11 +186,11 @@ test_crash_and_restore(void **state)
     assert_int_equal(jnl_record_vcpu_pin(j, UUID2, 3, &s), 0);
     assert_int_equal(jnl_record_emulator_pin(j, UUID2, &s), 0);
     assert_int_equal(jnl_record_sysfs(j, "cpu1/cpufreq/scaling_max_freq",
-                                      "2400000"), 0);
+                                      "2400000\n"), 0);
     assert_int_equal(jnl_record_sysfs(j, "cpu1/cpufreq/scaling_min_freq",
                                       "800000"), 0);
     assert_int_equal(jnl_record_sysfs(j, "cpu3/cpuidle/state2/disable",
-                                      "0"), 0);
+                                      "0\n"), 0);
     assert_int_equal(jnl_record_online(j, 2, true), 0);
     assert_int_equal(jnl_record_online(j, 3, false), 0);
     fx_put(root, "cpu1/cpufreq/scaling_max_freq", "1600000\n");
@@ -213,6 +216,24 @@ test_crash_and_restore(void **state)
 
     assert_int_equal(jnl_restore_sysfs(j, root, &failed), 0);
     assert_int_equal(failed, 0);
+    /* The bytes recorded go back, newline or not; online states in the
+     * kernel's form. */
+    {
+        static const char *const want[][2] = {
+            { "cpu1/cpufreq/scaling_max_freq", "2400000\n" },
+            { "cpu1/cpufreq/scaling_min_freq", "800000" },
+            { "cpu3/cpuidle/state2/disable", "0\n" },
+            { "cpu2/online", "1\n" },
+            { "cpu3/online", "0\n" },
+        };
+
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            char *raw = fx_get_raw(root, want[i][0]);
+
+            assert_string_equal(raw, want[i][1]);
+            free(raw);
+        }
+    }
     assert_string_equal(fx_get(root, "cpu1/cpufreq/scaling_max_freq"),
                         "2400000");
     assert_string_equal(fx_get(root, "cpu1/cpufreq/scaling_min_freq"),
@@ -298,7 +319,11 @@ test_atomic(void **state)
     /* Malformed lines name their line. */
     {
         static const char *const bad[][2] = {
-            { "vpower-journal 2\nend 0\n", ":1: not a vpower journal" },
+            { "vpower-journal 3\nend 0\n", ":1: not a vpower journal" },
+            { "vpower-journal 2\nsysfs x 1\\q\nend 1\n",
+              ":2: sysfs: bad escape" },
+            { "vpower-journal 2\nsysfs x 1\\n2\nend 1\n",
+              ":2: sysfs: bad value" },
             { "vpower-journal 1\nfrob 1\nend 1\n", ":2: unknown entry" },
             { "vpower-journal 1\nvcpu x 0 1\nend 1\n", ":2: vcpu: bad UUID" },
             { "vpower-journal 1\nonline 1 2\nend 1\n", ":2: online" },
@@ -327,6 +352,169 @@ test_atomic(void **state)
     fx_rmtree(dir);
 }
 
+/* Values keep their trailing newline and backslashes through the file;
+ * a version 1 journal (older vpowerd) still loads, literally. */
+static void
+test_value_bytes(void **state)
+{
+    char *dir = fx_tmpdir(), *path, err[256] = "";
+    struct jnl *j;
+    const char *v;
+    FILE *f;
+
+    assert_true(asprintf(&path, "%s/journal", dir) > 0);
+    assert_int_equal(jnl_create(path, &j), 0);
+    assert_int_equal(jnl_record_sysfs(j, "a", "2400000\n"), 0);
+    assert_int_equal(jnl_record_sysfs(j, "b", "x\\n y\\"), 0);
+    assert_int_equal(jnl_record_sysfs(j, "c", "0"), 0);
+    jnl_close(j);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    assert_true(jnl_has_sysfs(j, "a", &v));
+    assert_string_equal(v, "2400000\n");
+    assert_true(jnl_has_sysfs(j, "b", &v));
+    assert_string_equal(v, "x\\n y\\");
+    assert_true(jnl_has_sysfs(j, "c", &v));
+    assert_string_equal(v, "0");
+    jnl_close(j);
+
+    f = fopen(path, "w");
+    fputs("vpower-journal 1\nsysfs a 2400000\nsysfs b x\\n\nend 2\n", f);
+    fclose(f);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    assert_true(jnl_has_sysfs(j, "a", &v));
+    assert_string_equal(v, "2400000");
+    assert_true(jnl_has_sysfs(j, "b", &v));
+    assert_string_equal(v, "x\\n");
+    jnl_close(j);
+    free(path);
+    fx_rmtree(dir);
+}
+
+/* Writes a valid journal with one online entry at 'path'. */
+static void
+put_journal(const char *path)
+{
+    struct jnl *j;
+
+    assert_int_equal(jnl_create(path, &j), 0);
+    assert_int_equal(jnl_record_online(j, 1, true), 0);
+    jnl_close(j);
+}
+
+/* Loads 'path' expecting 'want' and an error containing 'msg'. */
+static void
+expect_refused(const char *path, int want, const char *msg)
+{
+    char err[512] = "";
+    struct jnl *j = NULL;
+    int r = jnl_load(path, &j, err, sizeof err);
+
+    if (r != want || !strstr(err, msg)) {
+        fail_msg("%s: got %d \"%s\", want %d with \"%s\"", path, r, err,
+                 want, msg);
+    }
+    assert_null(j);
+}
+
+/* The journal is replayed as root: a file or directory another user can
+ * write is refused, saying how to fix it. */
+static void
+test_untrusted_mode(void **state)
+{
+    char *dir = fx_tmpdir(), *path, *sub, *link;
+    char err[256] = "";
+    struct jnl *j;
+
+    assert_true(asprintf(&path, "%s/journal", dir) > 0);
+    put_journal(path);
+
+    assert_int_equal(chmod(path, 0666), 0);
+    expect_refused(path, -EPERM, "writable by every user");
+    expect_refused(path, -EPERM, "chmod go-w");
+    assert_int_equal(chmod(path, 0620), 0);
+    expect_refused(path, -EPERM, "writable by group");
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    jnl_close(j);
+
+    /* The directory: world-writable (sticky or not) or group-writable,
+     * also when no journal is there yet (vpowerd would write one). */
+    assert_int_equal(chmod(dir, 0777), 0);
+    expect_refused(path, -EPERM, "journal directory");
+    expect_refused(path, -EPERM, "chmod 755");
+    assert_int_equal(chmod(dir, 01777), 0);
+    expect_refused(path, -EPERM, "writable by every user");
+    assert_int_equal(chmod(dir, 0770), 0);
+    expect_refused(path, -EPERM, "writable by group");
+    assert_int_equal(unlink(path), 0);
+    expect_refused(path, -EPERM, "writable by group");
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), -ENOENT);
+
+    /* A symlinked directory, a symlinked journal, a FIFO (SIGALRM if the
+     * open blocks). */
+    assert_true(asprintf(&sub, "%s/real", dir) > 0);
+    assert_true(asprintf(&link, "%s/link", dir) > 0);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(symlink(sub, link), 0);
+    free(path);
+    assert_true(asprintf(&path, "%s/journal", link) > 0);
+    expect_refused(path, -ENOTDIR, "not a directory");
+    free(path);
+    assert_true(asprintf(&path, "%s/journal", sub) > 0);
+    put_journal(path);
+    free(link);
+    assert_true(asprintf(&link, "%s/journal", dir) > 0);
+    assert_int_equal(symlink(path, link), 0);
+    expect_refused(link, -ELOOP, "symlink");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10);
+    expect_refused(path, -EINVAL, "not a regular file");
+    alarm(0);
+    free(sub);
+    free(link);
+    free(path);
+    fx_rmtree(dir);
+}
+
+/* Another user's journal or directory is refused (root only: chown). */
+static void
+test_untrusted_owner(void **state)
+{
+    char *dir = fx_tmpdir(), *sub, *path;
+    char err[256] = "";
+    struct jnl *j;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "skipped: chown to another uid needs root\n");
+        fx_rmtree(dir);
+        skip();
+    }
+    assert_true(asprintf(&sub, "%s/d", dir) > 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_true(asprintf(&path, "%s/journal", sub) > 0);
+    put_journal(path);
+
+    /* Mode 0600, but owned by nobody: that user wrote it. */
+    assert_int_equal(chown(path, 65534, 65534), 0);
+    expect_refused(path, -EPERM, "is owned by uid 65534");
+    expect_refused(path, -EPERM, "chown 0");
+    assert_int_equal(chown(path, 0, 0), 0);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    jnl_close(j);
+
+    /* A directory owned by nobody: they could swap the journal. */
+    assert_int_equal(chown(sub, 65534, 65534), 0);
+    expect_refused(path, -EPERM, "journal directory");
+    expect_refused(path, -EPERM, "owned by uid 65534");
+    assert_int_equal(unlink(path), 0);
+    expect_refused(path, -EPERM, "owned by uid 65534");
+    free(path);
+    free(sub);
+    fx_rmtree(dir);
+}
+
 int
 main(void)
 {
@@ -335,6 +523,9 @@ main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_crash_and_restore),
         cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_value_bytes),
+        cmocka_unit_test(test_untrusted_mode),
+        cmocka_unit_test(test_untrusted_owner),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "manager/drv.h"
 #include "manager/drv_dummy_host.h"
@@ -167,6 +168,32 @@ test_read_bounded(void **state)
         assert_int_equal(sysfs_read_file(path, buf, 1), -EINVAL);
     }
     fx_rmtree(root);
+}
+
+/* A FIFO where a sysfs file should be (a fixture root is configurable)
+ * must fail the read or write at once, not hang the daemon; SIGALRM
+ * ends the test if a call blocks. */
+static void
+test_fifo_does_not_block(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    char path[1024], buf[64];
+    struct drv_freq fr;
+
+    snprintf(path, sizeof path, "%s/cpu1/cpufreq/scaling_max_freq",
+             f->root);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10);
+    assert_true(sysfs_read(f->root, "cpu1/cpufreq/scaling_max_freq", buf,
+                           sizeof buf) <= 0);
+    assert_true(drv_host_sysfs.get_freq(f->h, 1, &fr) < 0);
+    assert_int_equal(sysfs_write(f->root, "cpu1/cpufreq/scaling_max_freq",
+                                 "800000"), -ENXIO);
+    assert_true(drv_host_sysfs.set_freq_range(f->h, 1, 800000, 800000)
+                < 0);
+    alarm(0);
+    fx_close(f);
 }
 
 /* ---- Open --------------------------------------------------------------- */
@@ -439,12 +466,20 @@ test_short_write(void **state)
 static void
 test_journalled_writes(void **state)
 {
+    static const char *const files[] = {
+        "cpu1/cpufreq/scaling_max_freq", "cpu1/cpufreq/scaling_min_freq",
+        "cpu1/cpufreq/scaling_governor", "cpu3/cpuidle/state2/disable",
+        "cpu2/online",
+    };
     struct fx *f = fx_open("--cpus 4");
-    char *jpath;
+    char *jpath, *before[5];
     struct jnl *j;
     const char *orig;
     unsigned failed = 9;
 
+    for (size_t i = 0; i < 5; i++) {
+        before[i] = fx_get_raw(f->root, files[i]);
+    }
     assert_true(asprintf(&jpath, "%s/journal", f->root) > 0);
     assert_int_equal(jnl_create(jpath, &j), 0);
     sysfs_set_journal(f->h, j);
@@ -458,14 +493,15 @@ test_journalled_writes(void **state)
     assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 3, 2, true), 0);
     assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), 0);
 
+    /* Originals as read, newline included; the first value wins. */
     assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_max_freq", &orig));
-    assert_string_equal(orig, "2400000");          /* First value wins. */
+    assert_string_equal(orig, "2400000\n");
     assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_min_freq", &orig));
-    assert_string_equal(orig, "800000");
+    assert_string_equal(orig, "800000\n");
     assert_true(jnl_has_sysfs(j, "cpu1/cpufreq/scaling_governor", &orig));
-    assert_string_equal(orig, "schedutil");
+    assert_string_equal(orig, "schedutil\n");
     assert_true(jnl_has_sysfs(j, "cpu3/cpuidle/state2/disable", &orig));
-    assert_string_equal(orig, "0");
+    assert_string_equal(orig, "0\n");
     assert_int_equal(jnl_count(j), 5);
 
     /* A journal that cannot be written stops the change. */
@@ -494,6 +530,17 @@ test_journalled_writes(void **state)
     assert_string_equal(fx_get(f->root, "cpu3/cpuidle/state2/disable"),
                         "0");
     assert_string_equal(fx_get(f->root, "cpu2/online"), "1");
+    /* Byte-identical, trailing newlines included. */
+    for (size_t i = 0; i < 5; i++) {
+        char *after = fx_get_raw(f->root, files[i]);
+
+        if (strcmp(before[i], after)) {
+            fail_msg("%s: \"%s\" restored as \"%s\"", files[i], before[i],
+                     after);
+        }
+        free(after);
+        free(before[i]);
+    }
     sysfs_set_journal(f->h, NULL);
     jnl_close(j);
     free(jpath);
@@ -570,6 +617,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_strict),
         cmocka_unit_test(test_read_bounded),
+        cmocka_unit_test(test_fifo_does_not_block),
         cmocka_unit_test(test_open),
         cmocka_unit_test(test_get_freq),
         cmocka_unit_test(test_set_freq_order),

@@ -1,0 +1,122 @@
+/* policy/emit.c -- The final plan of a decision.
+ *
+ * From the chosen candidate (pool size, level): its active set, points
+ * and idle limits (eval.c), race to idle (race.c) and per-core points
+ * (trim.c); then where every vCPU and emulator may run.  Every packed VM
+ * shares the pool's cores (the kernel balances inside; statistical
+ * multiplexing is what the aggregate estimate counts on), so its allowed
+ * set changes only when the pool does; exclusive vCPUs and misfits get
+ * one CPU of their own core; unmanaged VMs keep their fixed CPUs. */
+
+#include <config.h>
+
+#include "policy/policy.h"
+
+#include "policy/state.h"
+
+/* Own cores of misfits become the vCPUs' excl_core and are remembered
+ * for the next decision; packed vCPUs without one forget theirs. */
+static void
+keep_misfits(struct pol_state *st, const struct pol_input *in)
+{
+    for (size_t j = 0; j < st->n_bigc; j++) {
+        if (st->big_core[j] != NO_CORE && !st->prev_big[st->bigc[j]]) {
+            st->big_since[st->bigc[j]] = st->now;
+        }
+    }
+    for (size_t i = 0; i < in->n_vcpus; i++) {
+        st->excl_core[i] = st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE
+                           ? st->excl_core[i] : NO_CORE;
+        if (st->vm_class[in->vcpus[i].vm] == C_PACKED) {
+            st->prev_big[i] = 0;
+            st->big_prev[i] = NO_CORE;
+        }
+    }
+    for (size_t j = 0; j < st->n_bigc; j++) {
+        if (st->big_core[j] != NO_CORE) {
+            st->excl_core[st->bigc[j]] = st->big_core[j];
+            st->prev_big[st->bigc[j]] = 1;
+            st->big_prev[st->bigc[j]] = st->big_core[j];
+        }
+    }
+}
+
+/* Allowed sets of VM 'v''s vCPUs, its emulator set and its reason, with
+ * 'pool_set' the CPUs of the pool's awake cores. */
+static void
+vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
+        const struct cpuset *pool_set, struct pol_plan *plan)
+{
+    const struct pol_vm *vm = &in->vms[v];
+    const struct cpuset *usable = &st->usable;
+    struct cpuset set, own;
+
+    cpuset_zero(&set);
+    cpuset_zero(&own);
+    if (st->vm_class[v] == C_UNMANAGED) {
+        set = vm->fixed;
+        own = set;
+    } else if (st->vm_class[v] == C_PACKED) {
+        set = *pool_set;
+        if (cpuset_empty(&set)) {
+            /* Every core is owned: share the active set. */
+            set = plan->active;
+        }
+        if (cpuset_empty(&set)) {
+            set = *usable;
+            cpuset_or(&plan->active, &plan->active, usable);
+        }
+        own = set;
+    }
+    for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+        uint32_t i = vm->first_vcpu + j;
+
+        plan->vcpu_vm[i] = (uint32_t) v;
+        if (st->vm_class[v] == C_EXCLUSIVE
+            || (st->vm_class[v] == C_PACKED && st->excl_core[i] != NO_CORE)) {
+            /* An own core (a misfit's: too big for the pool's level). */
+            struct cpuset one;
+
+            cpuset_zero(&one);
+            cpuset_set(&one, core_first_usable(st, st->excl_core[i],
+                                               usable));
+            plan->vcpu_allowed[i] = one;
+            cpuset_or(&own, &own, &one);
+        } else {
+            plan->vcpu_allowed[i] = set;
+        }
+    }
+    if (st->vm_class[v] == C_EXCLUSIVE) {
+        plan->vm_emulator[v] = cpuset_empty(pool_set) ? own : *pool_set;
+    } else {
+        plan->vm_emulator[v] = own;
+    }
+    plan->vm_reason[v] = st->vm_reason[v];
+}
+
+void
+emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
+          unsigned l, struct pol_plan *plan)
+{
+    const struct cpuset *usable = &st->usable;
+    struct cpuset pool_set;
+
+    plan->n_vms = in->n_vms;
+    plan->n_vcpus = in->n_vcpus;
+    eval_plan(st, in, usable, k, l, plan);
+    race_to_idle(st, in, usable, plan);
+    /* A core below the level is a bet on its recent load: decide every
+     * min_interval while one is open, so a core that saturates is raised
+     * within one period (schedutil re-evaluates every few ms). */
+    st->unstable |= trim_pool(st, in, usable, k, st->s_recent, plan);
+    cpuset_zero(&pool_set);
+    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
+        core_cpus(st, st->pool[i], usable, &pool_set);
+    }
+    keep_misfits(st, in);
+    for (size_t v = 0; v < in->n_vms; v++) {
+        vm_sets(st, in, v, &pool_set, plan);
+    }
+    idle_parked(st, plan);
+    plan->est_power_mw = pol_energy_power_mw(st->m, plan, st->busy_ppm);
+}

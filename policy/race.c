@@ -1,0 +1,82 @@
+/* policy/race.c -- Turbo for a lone core when it pays (race to idle).
+ *
+ * With use_turbo, a core that is the only awake core of its package and
+ * alone in its frequency domain runs at the point, from its planned one
+ * up to the top turbo point, that serves a unit of work for the least
+ * energy, counting the package's (and cluster's) extra power while the
+ * core is busy: the sooner it is done, the sooner they sleep
+ * (docs/policy.md, "Turbo"). */
+
+#include <config.h>
+
+#include "policy/policy.h"
+
+#include <string.h>
+
+#include "policy/state.h"
+
+/* Turbo for a lone core (docs/policy.md, "Turbo"): with use_turbo, a
+ * core that is the only awake core of its package and alone in its
+ * frequency domain runs at the point, from its planned one up to the top
+ * turbo point, that serves a unit of work for the least energy, counting
+ * the package's (and cluster's) extra power while the core is busy: the
+ * sooner it is done, the sooner they sleep (race to idle).  Turbo is
+ * taken only when the model says it pays; on the shipped models it does
+ * not.  Never under a thermal cap, the override or a floor below. */
+void
+race_to_idle(struct pol_state *st, const struct pol_input *in,
+             const struct cpuset *usable, struct pol_plan *p)
+{
+    const struct pol_model *m = st->m;
+
+    memset(st->race, 0, sizeof st->race);
+    if (!st->cfg.use_turbo || in->override_performance) {
+        return;
+    }
+    for (unsigned kc = 0; kc < st->n_cores; kc++) {
+        unsigned di = st->core_dom[kc];
+        const struct pol_domain *d = &m->domains[di];
+        const struct pol_pkg *pk;
+        struct cpuset mine, rest;
+        double stat = 0, best_cost = 0;
+        uint32_t f = p->dom_freq_khz[di], best = f;
+
+        cpuset_zero(&mine);
+        core_cpus(st, kc, usable, &mine);
+        cpuset_and(&mine, &mine, &p->active);
+        if (cpuset_empty(&mine) || !f || in->thermal_cap_khz[di]
+            || cpuset_count(&d->cpus) != st->core_nsib[kc]
+            || d->pkg >= m->n_pkgs) {
+            continue;
+        }
+        pk = &m->pkgs[d->pkg];
+        cpuset_and(&rest, &p->active, &pk->cpus);
+        cpuset_andnot(&rest, &rest, &mine);
+        if (!cpuset_empty(&rest)) {
+            continue;                         /* Not alone in its package. */
+        }
+        if (pk->uncore_active_mw > pk->uncore_idle_mw) {
+            stat += (double) pk->uncore_active_mw - pk->uncore_idle_mw;
+        }
+        if (d->cluster_active_mw > d->cluster_idle_mw) {
+            stat += (double) d->cluster_active_mw - d->cluster_idle_mw;
+        }
+        for (unsigned j = 0; j < d->n_opps; j++) {
+            const struct pol_opp *o = &d->opps[j];
+            double cost;
+
+            if (o->freq_khz < f || !o->capacity) {
+                continue;
+            }
+            cost = (o->busy_mw + stat) / o->capacity;
+            if (o->freq_khz == f || cost < best_cost) {
+                best_cost = cost;
+                best = o->freq_khz;
+            }
+        }
+        if (best > f) {
+            p->dom_freq_khz[di] = best;
+            st->race[di] = true;
+        }
+    }
+}
