@@ -293,7 +293,10 @@ static int
 real_unit_set(void *aux, const char *unit, const struct cpuset *cpus,
               char *err, size_t errlen)
 {
-    return real_unit_get(aux, unit, (struct cpuset *) cpus, err, errlen);
+    struct cpuset unused;
+
+    (void) cpus;
+    return real_unit_get(aux, unit, &unused, err, errlen);
 }
 
 #endif /* HAVE_LIBSYSTEMD */

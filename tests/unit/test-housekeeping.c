@@ -1014,7 +1014,9 @@ test_journal_crash(void **state)
     assert_int_equal(jnl_count(j), n);
     hk_close(hk);               /* "Crash": nothing restored. */
     jnl_close(j);
-    assert_string_not_equal(before, snapshot());
+    after = snapshot();
+    assert_string_not_equal(before, after);
+    free(after);
 
     if (jnl_load(jpath, &j2, err, sizeof err)) {
         fail_msg("%s", err);
