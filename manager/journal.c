@@ -812,7 +812,8 @@ parse_hk_line(char *line, struct jnl_entry *e, bool *done)
         }
         *val++ = '\0';
     }
-    if (!value_valid(val) || (e->kind == JNL_WQMASK && !*val)) {
+    if (!value_valid(val) || strchr(val, '\\')
+        || (e->kind == JNL_WQMASK && !*val)) {
         return "housekeeping entry: bad value";
     }
     if (e->kind == JNL_IRQ) {

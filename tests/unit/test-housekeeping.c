@@ -1035,6 +1035,62 @@ test_journal_crash(void **state)
     free(after);
 }
 
+/* Every housekeeping kind survives the journal file; bad lines are
+ * refused with their line number. */
+static void
+test_journal_kinds(void **state)
+{
+    static const struct hk_record in[] = {
+        { HK_REC_CGROUP, "cpuset/system.slice/cpuset.cpus", "0-3" },
+        { HK_REC_CGROUP, "user.slice/cpuset.cpus", "" },
+        { HK_REC_UNIT, "libvirtd.service", "1-3" },
+        { HK_REC_UNIT, "init.scope", "" },
+        { HK_REC_IRQ, "25", "3" },
+        { HK_REC_WQMASK, "", "ff,ffffffff" },
+    };
+    static const char *const bad[] = {
+        "irq x 3", "irq 25", "unit a/b.service 0", "cgroup ../x 0",
+        "wqmask ", "cgroup a\001 0", "irq 25 0\\1",
+    };
+    const size_t n = sizeof in / sizeof in[0];
+    struct hk_record dup = { HK_REC_IRQ, "25", "0-1" };
+    struct hk_record nl = { HK_REC_CGROUP, "a/cpuset.cpus", "0\\1" };
+    struct collect col = { .n = 0 };
+    char *jdir = fx_tmpdir(), jpath[700], err[256], text[512];
+    struct jnl *j;
+
+    (void) state;
+    snprintf(jpath, sizeof jpath, "%s/journal", jdir);
+    assert_int_equal(jnl_create(jpath, &j), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(hk_jnl_record(j, &in[i]), 0);
+    }
+    assert_int_equal(hk_jnl_record(j, &dup), 0);      /* First wins. */
+    assert_int_equal(hk_jnl_record(j, &nl), -EINVAL);
+    assert_int_equal(jnl_count(j), n);
+    jnl_close(j);
+    if (jnl_load(jpath, &j, err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    jnl_foreach(j, JNL_N_KINDS, collect_cb, &col);
+    assert_int_equal(col.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(col.r[i].kind, in[i].kind);
+        assert_string_equal(col.r[i].key, in[i].key);
+        assert_string_equal(col.r[i].value, in[i].value);
+    }
+    jnl_close(j);
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "vpower-journal 2\n%s\nend 1\n",
+                 bad[i]);
+        fx_put(jdir, "journal", text);
+        assert_int_equal(jnl_load(jpath, &j, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "journal:2:"));
+    }
+    fx_rmtree(jdir);
+}
+
 /* ---- Readers ------------------------------------------------------------ */
 
 static void
@@ -1100,6 +1156,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_recorder_fails, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_journal_crash, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_journal_kinds, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readers, setup, teardown),
     };
