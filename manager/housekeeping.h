@@ -31,7 +31,9 @@
  * Every original value is handed to the recorder (hk_set_recorder), for
  * instance the restore journal through hk_jnl_record, BEFORE the first
  * write of that thing; if the recorder fails the write is not made.  The
- * driver keeps the records too; hk_restore() writes every original back
+ * driver keeps the records too (each at most HK_VALUE_LEN - 1 bytes: a
+ * longer original is not recorded, so its thing is not changed);
+ * hk_restore() writes every original back
  * byte for byte, from the driver's own records or from records loaded
  * from a journal after a crash.  In dry-run mode nothing is written and
  * nothing recorded: the report and the log say what would move.

@@ -720,7 +720,7 @@ test_wqmask(void **state)
 {
     struct cpuset s;
     struct cpuset set = set_of("0");
-    char buf[128];
+    char buf[256];
     struct hk *hk;
 
     (void) state;
@@ -747,6 +747,19 @@ test_wqmask(void **state)
     assert_string_equal(fx_get(tdir, "wq/cpumask"), "00,00000001");
     assert_int_equal(hk_restore(hk, NULL, 0, NULL), 0);
     assert_string_equal(fx_get(tdir, "wq/cpumask"), "ff,ffffffff");
+
+    /* 512 CPUs: the original (143 bytes) cannot be recorded, so the
+     * mask is left as it is. */
+    buf[0] = '\0';
+    for (int g = 0; g < 16; g++) {
+        strcat(buf, g ? ",ffffffff" : "ffffffff");
+    }
+    strcat(buf, "\n");
+    put(tdir, "wq/cpumask", buf);
+    assert_int_equal(hk_apply(hk, &set, NULL), -ENAMETOOLONG);
+    assert_non_null(strstr(hk_error(hk), "too long"));
+    assert_int_equal(strlen(fx_get(tdir, "wq/cpumask")), 16 * 9 - 1);
+    assert_null(strchr(fx_get(tdir, "wq/cpumask"), '0'));
     hk_close(hk);
 }
 
