@@ -41,6 +41,9 @@
 
 #define CTL_MAX_GROUPS 256
 #define CTL_ACCEPT_BACKOFF_NS 100000000ull  /* After EMFILE. */
+/* Request lines handled per client per wakeup; the rest of a pipelined
+ * batch goes on the next loop iteration, after the other ready fds. */
+#define CTL_LINES_PER_WAKEUP 32
 
 struct ctl_client {
     struct ctl_server *srv;
@@ -54,6 +57,11 @@ struct ctl_client {
     size_t n_pending;                /* replies end. */
     bool eof;                       /* Peer shut its side down. */
     bool closing;                   /* Close once 'out' is sent. */
+    bool served;                    /* Sent at least one request. */
+    bool progress;                  /* Took a line since the deadline
+                                     * was armed. */
+    uint64_t deadline_timer;        /* Request deadline; 0: none. */
+    uint64_t resume_timer;          /* More buffered lines; 0: none. */
     uint32_t events;                /* As registered with sched. */
     struct ctl_client *next;
 };
@@ -138,6 +146,12 @@ client_free(struct ctl_client *c)
         }
     }
     srv->n_clients--;
+    if (c->deadline_timer) {
+        sched_del_timer(srv->sched, c->deadline_timer);
+    }
+    if (c->resume_timer) {
+        sched_del_timer(srv->sched, c->resume_timer);
+    }
     sched_del_fd(srv->sched, c->fd);
     close(c->fd);
     free(c->in);
@@ -150,7 +164,8 @@ update_events(struct ctl_client *c)
 {
     uint32_t ev = 0;
 
-    if (!c->closing && !c->eof && c->n_pending < PROTO_MAX_INFLIGHT) {
+    if (!c->closing && !c->eof && c->n_pending < PROTO_MAX_INFLIGHT
+        && c->in_len < PROTO_MAX_LINE) {
         ev |= EPOLLIN;
     }
     if (c->out_sent < c->out_len) {
@@ -268,11 +283,20 @@ handle_line(struct ctl_client *c, const char *line, size_t len)
     queue_reply(c, srv->dispatch(&req, &c->peer, srv->aux));
 }
 
-/* Takes complete lines from the input buffer while replies may queue. */
-static void
-process_input(struct ctl_client *c)
+/* True if a line is buffered and may be taken now. */
+static bool
+have_line(const struct ctl_client *c)
 {
-    while (!c->closing && c->n_pending < PROTO_MAX_INFLIGHT) {
+    return !c->closing && c->n_pending < PROTO_MAX_INFLIGHT && c->in_len
+           && (c->eof || memchr(c->in, '\n', c->in_len));
+}
+
+/* Takes complete lines from the input buffer while replies may queue,
+ * at most '*budget' of them (decremented). */
+static void
+process_input(struct ctl_client *c, int *budget)
+{
+    while (!c->closing && c->n_pending < PROTO_MAX_INFLIGHT && *budget > 0) {
         char *nl = memchr(c->in, '\n', c->in_len);
         size_t len;
 
@@ -292,16 +316,113 @@ process_input(struct ctl_client *c)
                 /* A last request without '\n' (echo -n | socat). */
                 handle_line(c, c->in, c->in_len);
                 c->in_len = 0;
+                c->served = c->progress = true;
+                (*budget)--;
             }
             return;
         }
         len = (size_t) (nl - c->in) + 1;
         if (len > 1 && !(len == 2 && c->in[0] == '\r')) {
             handle_line(c, c->in, len);
+            c->served = true;
+            (*budget)--;
         }
+        c->progress = true;
         memmove(c->in, c->in + len, c->in_len - len);
         c->in_len -= len;
     }
+}
+
+/* Closes 'c' now with an error reply saying why.  One non-blocking try
+ * to send it: a client that does not read does not keep the connection
+ * either. */
+static void
+client_drop(struct ctl_client *c, enum proto_err code, const char *msg)
+{
+    queue_reply(c, proto_reply_error(-1, code, msg));
+    c->closing = true;
+    c->in_len = 0;
+    if (flush_out(c)) {
+        client_free(c);
+    }
+}
+
+/* The request deadline: a client must deliver each request line within
+ * PROTO_REQUEST_TIMEOUT_MS of its first byte, and its first one within
+ * that time of connecting; otherwise it only holds a connection others
+ * need.  Between requests (vpowerctl top waits up to a day) and while
+ * vpowerd itself holds reading back (replies unread) no clock runs. */
+static void
+deadline_cb(void *aux)
+{
+    struct ctl_client *c = aux;
+    char msg[160];
+
+    c->deadline_timer = 0;
+    snprintf(msg, sizeof msg, "no complete request line within %d ms; "
+             "closing the connection", PROTO_REQUEST_TIMEOUT_MS);
+    LOG_WARN_RL("client pid %d uid %u: %s", (int) c->peer.pid,
+                (unsigned) c->peer.uid, msg);
+    client_drop(c, PROTO_E_BAD_REQUEST, msg);
+}
+
+static void
+update_deadline(struct ctl_client *c)
+{
+    struct sched *s = c->srv->sched;
+    bool waiting = (c->in_len || !c->served) && !c->closing && !c->eof
+                   && c->n_pending < PROTO_MAX_INFLIGHT;
+
+    if (c->deadline_timer && (c->progress || !waiting)) {
+        sched_del_timer(s, c->deadline_timer);
+        c->deadline_timer = 0;
+    }
+    c->progress = false;
+    if (waiting && !c->deadline_timer) {
+        c->deadline_timer = sched_add_timer(
+            s, (uint64_t) PROTO_REQUEST_TIMEOUT_MS * 1000000u, deadline_cb,
+            c);
+    }
+}
+
+static void resume_cb(void *aux);
+
+/* Answers what is buffered, sends what the socket takes and re-arms.
+ * Returns false if the client is gone (and freed). */
+static bool
+client_service(struct ctl_client *c)
+{
+    int budget = CTL_LINES_PER_WAKEUP;
+
+    do {
+        process_input(c, &budget);
+        if (!flush_out(c)) {
+            return false;
+        }
+        /* Replies drained: lines held back by the in-flight limit go
+         * now, up to the budget. */
+    } while (budget > 0 && have_line(c));
+    if (c->eof && !c->in_len && c->out_sent == c->out_len) {
+        client_free(c);
+        return false;
+    }
+    if (have_line(c) && !c->resume_timer) {
+        /* Lines already read wait for no socket event: come back on the
+         * next loop iteration. */
+        c->resume_timer = sched_add_timer(c->srv->sched, 0, resume_cb, c);
+    }
+    update_deadline(c);
+    update_events(c);
+    return true;
+}
+
+static void
+resume_cb(void *aux)
+{
+    struct ctl_client *c = aux;
+
+    c->resume_timer = 0;
+    client_service(c);
 }
 
 static void
@@ -309,7 +430,7 @@ client_cb(int fd, uint32_t events, void *aux)
 {
     struct ctl_client *c = aux;
 
-    if (events & EPOLLIN) {
+    if ((events & EPOLLIN) && c->in_len < PROTO_MAX_LINE) {
         ssize_t n = recv(fd, c->in + c->in_len, PROTO_MAX_LINE - c->in_len,
                          0);
 
@@ -326,34 +447,92 @@ client_cb(int fd, uint32_t events, void *aux)
         client_free(c);
         return;
     }
-    process_input(c);
-    if (!flush_out(c)) {
-        return;
-    }
-    /* Replies drained: lines held back by the in-flight limit go now. */
-    if (c->n_pending < PROTO_MAX_INFLIGHT && c->in_len && !c->closing) {
-        process_input(c);
-        if (!flush_out(c)) {
-            return;
-        }
-    }
-    if (c->eof && !c->in_len && c->out_sent == c->out_len) {
-        client_free(c);
-        return;
-    }
-    update_events(c);
+    client_service(c);
 }
 
 /* ---- Listening ----------------------------------------------------- */
 
-static void
-refuse_busy(int fd)
+static size_t
+count_uid(const struct ctl_server *srv, uid_t uid)
 {
-    char msg[128];
+    size_t n = 0;
+
+    for (const struct ctl_client *c = srv->clients; c; c = c->next) {
+        n += c->peer.uid == uid;
+    }
+    return n;
+}
+
+/* The connection to close for a newcomer: the oldest of the non-admin
+ * uid that holds the most connections, if that is at least 'min', else
+ * NULL.  Clients are listed newest first. */
+static struct ctl_client *
+pick_victim(const struct ctl_server *srv, size_t min)
+{
+    struct ctl_client *victim = NULL;
+    size_t most = min;
+
+    for (struct ctl_client *c = srv->clients; c; c = c->next) {
+        size_t n = c->peer.admin ? 0 : count_uid(srv, c->peer.uid);
+
+        if (n >= most) {
+            most = n;
+            victim = c;
+        }
+    }
+    return victim;
+}
+
+/* Whether a new connection from 'peer' may be served: false with the
+ * reason in 'msg' if not; true, and in '*victim' a connection to close
+ * first or NULL, if it may.  No uid but root holds more than
+ * PROTO_MAX_PER_USER.  Users who are not admins share all but
+ * PROTO_ADMIN_RESERVE connections, and when those are taken a uid with
+ * fewer takes the oldest connection of the uid with the most, so even
+ * many uids cannot shut one out.  An admin who finds every connection
+ * taken takes one from a non-admin the same way: no unprivileged user
+ * can take the connections an administrator needs to repair things. */
+static bool
+admit(const struct ctl_server *srv, const struct ctl_peer *peer,
+      struct ctl_client **victim, char *msg, size_t msglen)
+{
+    size_t n_user = count_uid(srv, peer->uid), n_plain = 0;
+
+    *victim = NULL;
+    for (const struct ctl_client *c = srv->clients; c; c = c->next) {
+        n_plain += !c->peer.admin;
+    }
+    if (peer->uid != 0 && n_user >= PROTO_MAX_PER_USER) {
+        snprintf(msg, msglen, "vpowerd already serves %d clients of uid %u, "
+                 "the most one user may have; close one and try again",
+                 PROTO_MAX_PER_USER, (unsigned) peer->uid);
+        return false;
+    }
+    if (srv->n_clients >= PROTO_MAX_CLIENTS) {
+        *victim = peer->admin ? pick_victim(srv, 1) : NULL;
+        snprintf(msg, msglen, "vpowerd already serves %d clients; try "
+                 "again later", PROTO_MAX_CLIENTS);
+        return *victim != NULL;
+    }
+    if (!peer->admin
+        && n_plain >= PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE) {
+        /* Only from a uid with two more: the two end up at most one
+         * apart, and equals do not take turns evicting each other. */
+        *victim = pick_victim(srv, n_user + 2);
+        snprintf(msg, msglen, "vpowerd already serves %d clients; try "
+                 "again later (%d more connections are kept for "
+                 "administrators)", PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE,
+                 PROTO_ADMIN_RESERVE);
+        return *victim != NULL;
+    }
+    return true;
+}
+
+static void
+refuse_busy(int fd, const char *msg)
+{
     char *line;
 
-    snprintf(msg, sizeof msg, "vpowerd already serves %d clients; try "
-             "again later", PROTO_MAX_CLIENTS);
     line = proto_reply_error(-1, PROTO_E_BUSY, msg);
     /* Best effort: a fresh socket's buffer takes one short line. */
     if (send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
@@ -381,7 +560,9 @@ listen_cb(int fd, uint32_t events, void *aux)
     for (int i = 0; i < 16; i++) {
         struct ucred cr;
         socklen_t len = sizeof cr;
-        struct ctl_client *c;
+        struct ctl_peer peer;
+        struct ctl_client *c, *victim;
+        char msg[256];
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (cfd < 0) {
@@ -397,24 +578,37 @@ listen_cb(int fd, uint32_t events, void *aux)
             }
             return;
         }
-        if (srv->n_clients >= PROTO_MAX_CLIENTS) {
-            LOG_WARN_RL("control socket: %d clients connected; refusing "
-                        "one more", PROTO_MAX_CLIENTS);
-            refuse_busy(cfd);
-            continue;
-        }
         if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
             LOG_WARN_RL("control socket: SO_PEERCRED: %s", strerror(errno));
             close(cfd);
             continue;
         }
+        peer.pid = cr.pid;
+        peer.uid = cr.uid;
+        peer.gid = cr.gid;
+        peer.admin = peer_is_admin(srv, cfd, &cr);
+        if (!admit(srv, &peer, &victim, msg, sizeof msg)) {
+            LOG_WARN_RL("control socket: client pid %d uid %u refused: %s",
+                        (int) cr.pid, (unsigned) cr.uid, msg);
+            refuse_busy(cfd, msg);
+            continue;
+        }
+        if (victim) {
+            snprintf(msg, sizeof msg, "vpowerd closed this connection for "
+                     "a client of another user (uid %u holds the most of "
+                     "the %d connections shared by non-administrators)",
+                     (unsigned) victim->peer.uid,
+                     PROTO_MAX_CLIENTS - PROTO_ADMIN_RESERVE);
+            LOG_WARN_RL("control socket: closing a connection of pid %d "
+                        "uid %u for pid %d uid %u", (int) victim->peer.pid,
+                        (unsigned) victim->peer.uid, (int) cr.pid,
+                        (unsigned) cr.uid);
+            client_drop(victim, PROTO_E_BUSY, msg);
+        }
         c = XNEW(struct ctl_client);
         c->srv = srv;
         c->fd = cfd;
-        c->peer.pid = cr.pid;
-        c->peer.uid = cr.uid;
-        c->peer.gid = cr.gid;
-        c->peer.admin = peer_is_admin(srv, cfd, &cr);
+        c->peer = peer;
         c->in = xmalloc(PROTO_MAX_LINE);
         c->events = EPOLLIN;
         if (sched_add_fd(srv->sched, cfd, EPOLLIN, client_cb, c) < 0) {
@@ -426,6 +620,7 @@ listen_cb(int fd, uint32_t events, void *aux)
         c->next = srv->clients;
         srv->clients = c;
         srv->n_clients++;
+        update_deadline(c);
         LOG_DEBUG("client pid %d uid %u connected (%s)", (int) cr.pid,
                   (unsigned) cr.uid, c->peer.admin ? "admin" : "read-only");
     }

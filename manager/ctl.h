@@ -10,10 +10,18 @@
  * connect time).  Everything is non-blocking on the one sched loop and
  * bounded: PROTO_MAX_LINE bytes per request, PROTO_MAX_INFLIGHT
  * unanswered requests per client (reading pauses, nothing is dropped),
- * PROTO_MAX_CLIENTS connections (one more gets a "busy" reply and is
- * closed).  A client that sends an over-long line or something that is
- * not a JSON object gets an error reply and is disconnected; other errors
- * (unknown VM, bad argument...) leave the connection open. */
+ * PROTO_MAX_CLIENTS connections, of which non-admins share all but
+ * PROTO_ADMIN_RESERVE and a uid other than root holds at most
+ * PROTO_MAX_PER_USER (one more gets a "busy" reply and is closed; when
+ * the shared ones are taken, a uid holding fewer takes the oldest
+ * connection of the uid holding the most, and so does an admin who
+ * finds every connection taken), and
+ * PROTO_REQUEST_TIMEOUT_MS for a request line to arrive whole (else an
+ * error reply and the connection is closed).  Buffered pipelined lines
+ * are answered without waiting for another socket event.  A client
+ * that sends an over-long line or something that is not a JSON object
+ * gets an error reply and is disconnected; other errors (unknown VM, bad
+ * argument...) leave the connection open. */
 
 #ifndef VPOWER_CTL_H
 #define VPOWER_CTL_H 1

@@ -1,4 +1,10 @@
-/* manager/log.c -- stderr/syslog logging and per-site rate limits. */
+/* manager/log.c -- stderr/syslog logging and per-site rate limits.
+ *
+ * Every message is escaped (manager/util.h, text rule) after it is
+ * formatted: log lines carry strings from clients, guests and the
+ * hypervisor, and one message must stay one line whatever they hold, or a
+ * newline in a request would forge a whole log entry and an escape
+ * sequence would reach the terminal of whoever reads the log. */
 
 #include <config.h>
 
@@ -9,6 +15,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+
+#include "manager/util.h"
 
 static const char *log_ident = "vpower";
 static bool log_syslog;
@@ -44,6 +52,7 @@ log_msg(enum log_level lvl, const char *module, const char *fmt, ...)
                                          "debug" };
     static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
     char buf[1024];
+    char safe[4 * sizeof buf];
     va_list ap;
 
     if (!log_enabled(lvl)) {
@@ -52,11 +61,12 @@ log_msg(enum log_level lvl, const char *module, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    util_escape(buf, safe, sizeof safe);
     if (log_syslog) {
-        syslog(prio[lvl], "%s: %s", module, buf);
+        syslog(prio[lvl], "%s: %s", module, safe);
     } else {
         fprintf(stderr, "%s: %s: %s: %s\n", log_ident, names[lvl], module,
-                buf);
+                safe);
     }
 }
 

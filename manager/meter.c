@@ -296,14 +296,24 @@ meter_log_list(const struct meter_list *list)
 struct meter *
 meter_open(const struct meter_info *info, char *err, size_t errlen)
 {
-    return info->ops->open(info, err, errlen);
+    struct meter *m;
+
+    if (info->ops->open) {
+        return info->ops->open(info, err, errlen);
+    }
+    m = XNEW(struct meter);
+    m->ops = info->ops;
+    m->info = *info;
+    return m;
 }
 
 void
 meter_close(struct meter *m)
 {
-    if (m) {
+    if (m && m->ops->close) {
         m->ops->close(m);
+    } else {
+        free(m);
     }
 }
 

@@ -116,7 +116,9 @@ struct meter_ops {
      * driver's default), and a problem message per candidate that could
      * not be used.  Nothing found is not an error. */
     void (*discover)(const char *root, struct meter_list *list);
-    /* Opens the meter 'info' describes.  NULL with 'err' filled. */
+    /* Opens the meter 'info' describes.  NULL with 'err' filled.  NULL
+     * for a meter that is only a file to read: meter_open() then
+     * allocates a plain struct meter. */
     struct meter *(*open)(const struct meter_info *info, char *err,
                           size_t errlen);
     /* Reads the hardware once: a counter value in microjoules into
@@ -124,7 +126,8 @@ struct meter_ops {
      * generic meter_read_uj() does the unwrapping and integration. */
     int (*sample)(struct meter *, uint64_t now_ns, uint64_t *raw,
                   char *err, size_t errlen);
-    void (*close)(struct meter *);   /* NULL is fine. */
+    /* Releases what open() allocated; NULL frees a plain meter. */
+    void (*close)(struct meter *);
 };
 
 extern const struct meter_ops meter_rapl_ops;

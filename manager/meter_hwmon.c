@@ -218,18 +218,6 @@ hwmon_discover(const char *root, struct meter_list *list)
     free(ids);
 }
 
-static struct meter *
-hwmon_open(const struct meter_info *info, char *err, size_t errlen)
-{
-    struct meter *m = XNEW(struct meter);
-
-    (void) err;
-    (void) errlen;
-    m->ops = &meter_hwmon_ops;
-    m->info = *info;
-    return m;
-}
-
 static int
 hwmon_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
              size_t errlen)
@@ -238,16 +226,8 @@ hwmon_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
     return meter_read_u64(m->info.path, !m->info.counter, raw, err, errlen);
 }
 
-static void
-hwmon_close(struct meter *m)
-{
-    free(m);
-}
-
 const struct meter_ops meter_hwmon_ops = {
     .name = "hwmon",
     .discover = hwmon_discover,
-    .open = hwmon_open,
     .sample = hwmon_sample,
-    .close = hwmon_close,
 };

@@ -236,18 +236,6 @@ rapl_discover(const char *root, struct meter_list *list)
     free(zones);
 }
 
-static struct meter *
-rapl_open(const struct meter_info *info, char *err, size_t errlen)
-{
-    struct meter *m = XNEW(struct meter);
-
-    (void) err;
-    (void) errlen;
-    m->ops = &meter_rapl_ops;
-    m->info = *info;
-    return m;
-}
-
 static int
 rapl_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
             size_t errlen)
@@ -256,16 +244,8 @@ rapl_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
     return meter_read_u64(m->info.path, false, raw, err, errlen);
 }
 
-static void
-rapl_close(struct meter *m)
-{
-    free(m);
-}
-
 const struct meter_ops meter_rapl_ops = {
     .name = "rapl",
     .discover = rapl_discover,
-    .open = rapl_open,
     .sample = rapl_sample,
-    .close = rapl_close,
 };

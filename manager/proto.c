@@ -186,6 +186,50 @@ parse_json(const char *line, size_t len, char *err, size_t errlen)
     return obj;
 }
 
+/* Finds the first key or string in 'o' (under the field name 'path')
+ * that is not valid UTF-8 and writes its field name to 'where'.  JSON
+ * is UTF-8 by definition (RFC 8259) and json-c passes other bytes
+ * through, so this is where they are refused. */
+static bool
+find_bad_utf8(struct json_object *o, const char *path, char *where,
+              size_t wlen)
+{
+    if (json_object_is_type(o, json_type_string)) {
+        if (util_utf8_valid(json_object_get_string(o),
+                            (size_t) json_object_get_string_len(o))) {
+            return false;
+        }
+        snprintf(where, wlen, "field '%s'", path);
+        return true;
+    }
+    if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++) {
+            if (find_bad_utf8(json_object_array_get_idx(o, i), path, where,
+                              wlen)) {
+                return true;
+            }
+        }
+        return false;
+    }
+    if (!json_object_is_type(o, json_type_object)) {
+        return false;
+    }
+    json_object_object_foreach(o, key, val) {
+        char sub[128];
+
+        if (!util_utf8_valid(key, strlen(key))) {
+            snprintf(where, wlen, "a field name in %s%s%s",
+                     *path ? "'" : "the request", path, *path ? "'" : "");
+            return true;
+        }
+        snprintf(sub, sizeof sub, "%s%s%.64s", path, *path ? "." : "", key);
+        if (find_bad_utf8(val, sub, where, wlen)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool
 get_u32(struct json_object *v, uint32_t max, uint32_t *out)
 {
@@ -311,6 +355,7 @@ proto_parse_request(const char *line, size_t len, struct proto_request *req,
 {
     struct json_object *root, *v, *args = NULL;
     enum proto_err ret = PROTO_E_BAD_REQUEST;
+    char where[192];
     const char *cmd;
     int64_t id;
 
@@ -339,6 +384,10 @@ proto_parse_request(const char *line, size_t len, struct proto_request *req,
         if (id >= 0 && id <= PROTO_MAX_ID) {
             req->id = id;
         }
+    }
+    if (find_bad_utf8(root, "", where, sizeof where)) {
+        snprintf(err, errlen, "%s is not valid UTF-8", where);
+        goto out;
     }
     json_object_object_foreach(root, key, val) {
         if (strcmp(key, "version") && strcmp(key, "id")
@@ -403,12 +452,21 @@ out:
     return ret;
 }
 
+/* The line for 'o', which it frees.  json-c copies string bytes as they
+ * are, and strings in replies come from outside too (domain names from
+ * the hypervisor, a client's own words quoted in an error): invalid
+ * UTF-8 becomes U+FFFD here, so every line sent is valid UTF-8. */
 static char *
 to_line(struct json_object *o)
 {
-    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-    char *line = xasprintf("%s\n", s);
+    size_t n;
+    const char *s = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PLAIN, &n);
+    char *text = util_utf8_replace(s, n, &n);
+    char *line = xrealloc(text, n + 2);
 
+    line[n] = '\n';
+    line[n + 1] = '\0';
     json_object_put(o);
     return line;
 }

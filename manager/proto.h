@@ -13,9 +13,11 @@
  *              "error":{"code":"unknown-vm","message":"..."}}
  *
  * Validation runs in a fixed order, chrony-style, and stops at the first
- * failure: size, JSON syntax, top-level object, its keys, version, id,
- * command, then the command's exact argument set (every argument known,
- * every type right, every required one present, every value in range). */
+ * failure: size, JSON syntax, top-level object, UTF-8 of every string
+ * and key, its keys, version, id, command, then the command's exact
+ * argument set (every argument known, every type right, every required
+ * one present, every value in range).  Reply lines are always valid
+ * UTF-8: invalid bytes in their strings become U+FFFD. */
 
 #ifndef VPOWER_PROTO_H
 #define VPOWER_PROTO_H 1
@@ -32,6 +34,10 @@ struct json_object;
 #define PROTO_MAX_LINE 65536        /* Bytes per request line, '\n' incl. */
 #define PROTO_MAX_INFLIGHT 16       /* Unanswered requests per client. */
 #define PROTO_MAX_CLIENTS 64        /* Connections at once. */
+#define PROTO_ADMIN_RESERVE 16      /* Of those, kept for administrators. */
+#define PROTO_MAX_PER_USER 8        /* Per uid other than root. */
+#define PROTO_REQUEST_TIMEOUT_MS 5000  /* From a request's first byte (or
+                                        * from connecting) to its '\n'. */
 #define PROTO_MAX_ID 9007199254740991LL  /* 2^53 - 1: exact in a double. */
 #define PROTO_VM_LEN 256            /* Name, UUID or id, NUL incl. */
 #define PROTO_MAX_LATENCY_US 10000000u

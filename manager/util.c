@@ -1,5 +1,6 @@
-/* manager/util.c -- Allocation helpers, whole-file readers and the
- * trust check for files vpowerd relies on; see util.h. */
+/* manager/util.c -- Allocation helpers, whole-file readers, the trust
+ * check for files vpowerd relies on and escapes for foreign bytes; see
+ * util.h. */
 
 #include <config.h>
 
@@ -250,4 +251,148 @@ util_check_trusted_dir(const char *dir, const char *what,
         return -ENOTDIR;
     }
     return util_check_trusted(dir, &st, what, guards, err, errlen);
+}
+
+/* ---- Foreign bytes --------------------------------------------------- */
+
+#define UTIL_REPLACEMENT_CHAR "\xef\xbf\xbd"
+
+size_t
+util_utf8_len(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *) s;
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t len;
+
+    if (n == 0) {
+        return 0;
+    }
+    if (p[0] < 0x80) {
+        return 1;
+    } else if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        len = 2;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        len = 3;
+        lo = p[0] == 0xe0 ? 0xa0 : 0x80;    /* No overlong forms, */
+        hi = p[0] == 0xed ? 0x9f : 0xbf;    /* no surrogates. */
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        len = 4;
+        lo = p[0] == 0xf0 ? 0x90 : 0x80;
+        hi = p[0] == 0xf4 ? 0x8f : 0xbf;    /* At most U+10FFFF. */
+    } else {
+        return 0;
+    }
+    if (n < len || p[1] < lo || p[1] > hi) {
+        return 0;
+    }
+    for (size_t i = 2; i < len; i++) {
+        if (p[i] < 0x80 || p[i] > 0xbf) {
+            return 0;
+        }
+    }
+    return len;
+}
+
+bool
+util_utf8_valid(const char *s, size_t n)
+{
+    while (n) {
+        size_t k = util_utf8_len(s, n);
+
+        if (!k) {
+            return false;
+        }
+        s += k;
+        n -= k;
+    }
+    return true;
+}
+
+/* The escape for the character of 'k' bytes at 's' (k == 0: one invalid
+ * byte) into 'esc', or "" if it is printable as it is. */
+static void
+escape_one(const char *s, size_t k, char esc[16])
+{
+    unsigned char c = (unsigned char) s[0];
+
+    esc[0] = '\0';
+    if (k == 1 && c == '\n') {
+        strcpy(esc, "\\n");
+    } else if (k == 1 && c == '\r') {
+        strcpy(esc, "\\r");
+    } else if (k == 1 && c == '\t') {
+        strcpy(esc, "\\t");
+    } else if (k == 1 && c == '\\') {
+        strcpy(esc, "\\\\");
+    } else if (k <= 1 && (c < 0x20 || c >= 0x7f)) {
+        snprintf(esc, 16, "\\x%02x", c);
+    } else if (k == 2 && c == 0xc2 && (unsigned char) s[1] < 0xa0) {
+        /* U+0080..U+009F: the C1 controls (CSI among them). */
+        snprintf(esc, 16, "\\x%02x\\x%02x", c, (unsigned char) s[1]);
+    }
+}
+
+char *
+util_escape(const char *s, char *out, size_t outlen)
+{
+    size_t n = strlen(s), o = 0;
+
+    while (n) {
+        size_t k = util_utf8_len(s, n);
+        size_t step = k ? k : 1;
+        char esc[16];
+        const char *src = s;
+        size_t m = step;
+
+        escape_one(s, k, esc);
+        if (esc[0]) {
+            src = esc;
+            m = strlen(esc);
+        }
+        if (o + m >= outlen) {
+            break;
+        }
+        memcpy(out + o, src, m);
+        o += m;
+        s += step;
+        n -= step;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+char *
+util_escape_dup(const char *s)
+{
+    /* "\xNN" is the longest expansion: 4 bytes per byte. */
+    size_t len = 4 * strlen(s) + 1;
+
+    return util_escape(s, xmalloc(len), len);
+}
+
+char *
+util_utf8_replace(const char *s, size_t n, size_t *outn)
+{
+    char *out = xmalloc(3 * n + 1);
+    size_t o = 0;
+
+    while (n) {
+        size_t k = util_utf8_len(s, n);
+
+        if (k) {
+            memcpy(out + o, s, k);
+            o += k;
+        } else {
+            memcpy(out + o, UTIL_REPLACEMENT_CHAR, 3);
+            o += 3;
+            k = 1;
+        }
+        s += k;
+        n -= k;
+    }
+    out[o] = '\0';
+    if (outn) {
+        *outn = o;
+    }
+    return out;
 }

@@ -1,5 +1,6 @@
 /* manager/util.h -- Memory helpers that abort on exhaustion, whole-file
- * readers built on them, and the trust check for files vpowerd relies on.
+ * readers built on them, the trust check for files vpowerd relies on,
+ * and escapes for foreign bytes.
  *
  * A daemon that cannot allocate a few bytes cannot restore the host
  * either; failing loudly at the allocation site (chrony's Malloc, OVS's
@@ -9,6 +10,7 @@
 #ifndef VPOWER_UTIL_H
 #define VPOWER_UTIL_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -63,6 +65,42 @@ int util_check_trusted(const char *path, const struct stat *st,
  * -EPERM or lstat()'s -errno, with a message in 'err'. */
 int util_check_trusted_dir(const char *dir, const char *what,
                            const char *guards, char *err, size_t errlen);
+
+/* Foreign bytes.  Strings vpowerd did not make itself (a client's
+ * request, a domain name from the hypervisor, a guest's hint) may hold
+ * any bytes.  Two rules, applied at the two kinds of output:
+ *
+ *   - text for people (log lines, vpowerctl's columns): every byte that
+ *     is not printable UTF-8 becomes a C-style escape, so one message
+ *     stays one line and no terminal sequence gets through: "\n", "\r",
+ *     "\t", "\\" for a backslash, and "\xNN" for every other byte of a C0
+ *     or C1 control, DEL, or an invalid UTF-8 sequence;
+ *   - JSON (control replies, vpowerctl --json): JSON escapes controls
+ *     itself, so only invalid UTF-8 is replaced, each invalid byte by
+ *     U+FFFD, and the output is always valid UTF-8.
+ *
+ * "Valid" is RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF. */
+
+/* Length (1 to 4) of the valid UTF-8 sequence at the start of the 'n'
+ * bytes at 's', or 0 if they do not start with one (n == 0 included). */
+size_t util_utf8_len(const char *s, size_t n);
+
+/* True if the 'n' bytes at 's' are all valid UTF-8. */
+bool util_utf8_valid(const char *s, size_t n);
+
+/* Writes 's' (NUL-terminated) to 'out' with the text rule above,
+ * NUL-terminated, truncated at a whole escape or character to fit
+ * 'outlen' bytes (> 0).  Returns 'out'. */
+char *util_escape(const char *s, char *out, size_t outlen);
+
+/* The same into a fresh string (free() it). */
+char *util_escape_dup(const char *s);
+
+/* A copy of the 'n' bytes at 's' (which may hold NUL bytes) with each
+ * byte of an invalid sequence replaced by U+FFFD, NUL-terminated; '*outn'
+ * (if not NULL) gets its length.  Fresh string, free() it. */
+char *util_utf8_replace(const char *s, size_t n, size_t *outn);
 
 #define XNEW(T) ((T *) xcalloc(1, sizeof(T)))
 #define XNEWARRAY(T, N) ((T *) xcalloc((N), sizeof(T)))

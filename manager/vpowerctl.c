@@ -58,6 +58,7 @@ struct conn {
     const char *path;
     double timeout_s;
     int64_t next_id;
+    bool json;                      /* --json: leave strings as sent. */
     char *buf;
     size_t len, cap;
 };
@@ -170,14 +171,17 @@ parse_seconds(const char *opt, const char *s, double min, double max)
 /* ---- Connection ------------------------------------------------------- */
 
 static void
-conn_open(struct conn *c, const char *path, double timeout_s)
+conn_open(struct conn *c, const struct opts *o)
 {
+    const char *path = o->socket;
+    double timeout_s = o->timeout_s;
     struct sockaddr_un sa;
     struct timeval tv;
 
     memset(c, 0, sizeof *c);
     c->path = path;
     c->timeout_s = timeout_s;
+    c->json = o->json;
     c->next_id = 1;
     if (strlen(path) >= sizeof sa.sun_path) {
         usage_error("socket path %s is too long", path);
@@ -208,6 +212,33 @@ conn_open(struct conn *c, const char *path, double timeout_s)
     }
 }
 
+/* Replaces every string in 'o' by its escaped form (manager/util.h's
+ * text rule): names come from the hypervisor and messages quote what
+ * someone typed, and neither may move the cursor or recolour the
+ * terminal of whoever reads vpowerctl's columns. */
+static void
+escape_strings(struct json_object *o)
+{
+    if (json_object_is_type(o, json_type_string)) {
+        char *e = util_escape_dup(json_object_get_string(o));
+
+        if (strcmp(e, json_object_get_string(o))
+            || strlen(e) != (size_t) json_object_get_string_len(o)) {
+            json_object_set_string(o, e);
+        }
+        free(e);
+    } else if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++) {
+            escape_strings(json_object_array_get_idx(o, i));
+        }
+    } else if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, key, val) {
+            escape_strings(val);
+            (void) key;
+        }
+    }
+}
+
 /* Sends 'req' and reads its reply into 'rep'.  Exits on transport
  * errors (3); the caller handles error replies. */
 static void
@@ -216,6 +247,8 @@ conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
     char *line, *nl;
     size_t off = 0, n;
     char err[256];
+    char safe[sizeof rep->message];
+    int send_err = 0;
 
     req->id = c->next_id++;
     line = proto_format_request(req);
@@ -228,6 +261,12 @@ conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
 
             if (e == EINTR) {
                 continue;
+            }
+            if (e == EPIPE || e == ECONNRESET) {
+                /* vpowerd may have refused the connection with a reply
+                 * (busy) before it read ours: show that, not EPIPE. */
+                send_err = e;
+                break;
             }
             free(line);
             die(EXIT_CONNECT, "cannot send to vpowerd at %s: %s", c->path,
@@ -255,6 +294,10 @@ conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
         if (r < 0 && errno == EINTR) {
             continue;
         }
+        if (r <= 0 && send_err) {
+            die(EXIT_CONNECT, "cannot send to vpowerd at %s: %s", c->path,
+                strerror(send_err));
+        }
         if (r < 0) {
             die(EXIT_CONNECT, "no reply from vpowerd at %s: %s", c->path,
                 errno == EAGAIN ? "timed out (use --timeout to wait longer)"
@@ -272,6 +315,11 @@ conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
     }
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
+    if (!c->json) {
+        escape_strings(rep->result);
+    }
+    util_escape(rep->message, safe, sizeof safe);
+    memcpy(rep->message, safe, sizeof safe);
     /* Replies carry our id; a null id is a connection-level error (busy,
      * bad request) that still belongs to this call. */
     if (rep->id >= 0 && rep->id != req->id) {
@@ -314,7 +362,7 @@ call_once(const struct opts *o, struct proto_request *req,
 {
     struct conn c;
 
-    conn_open(&c, o->socket, o->timeout_s);
+    conn_open(&c, o);
     conn_call(&c, req, rep);
     conn_close(&c);
     check_reply(rep);
@@ -373,12 +421,34 @@ jlen(struct json_object *a)
            ? json_object_array_length(a) : 0;
 }
 
+/* Pretty JSON on stdout, always valid UTF-8 and free of terminal
+ * controls: json-c copies string bytes as received, so invalid UTF-8
+ * becomes U+FFFD and DEL and the C1 controls (valid UTF-8 that json-c
+ * leaves raw, CSI among them) become \u escapes.  Outside strings the
+ * text is ASCII, so this never touches the structure. */
 static void
 print_json(struct json_object *o)
 {
-    puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY
-                                        | JSON_C_TO_STRING_SPACED
-                                        | JSON_C_TO_STRING_NOSLASHESCAPE));
+    size_t n;
+    const char *s = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+        | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+    char *text = util_utf8_replace(s, n, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char) text[i];
+
+        if (b == 0x7f) {
+            fputs("\\u007f", stdout);
+        } else if (b == 0xc2 && i + 1 < n
+                   && (unsigned char) text[i + 1] < 0xa0) {
+            printf("\\u%04x", (unsigned char) text[++i]);
+        } else {
+            putchar(b);
+        }
+    }
+    putchar('\n');
+    free(text);
 }
 
 /* ---- Tables ----------------------------------------------------------- */
@@ -703,6 +773,22 @@ wrap(const char *text, FILE *f)
 
 /* ---- Verbs ------------------------------------------------------------ */
 
+/* Checks a VM argument as the daemon would and puts it in 'req'.  The
+ * protocol is UTF-8; a VM whose name is not is reached by id or UUID. */
+static void
+set_vm(struct proto_request *req, const char *vm)
+{
+    if (!*vm || strlen(vm) >= sizeof req->vm) {
+        usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
+                    sizeof req->vm - 1);
+    }
+    if (!util_utf8_valid(vm, strlen(vm))) {
+        usage_error("VM name is not valid UTF-8 (use the VM's id or UUID "
+                    "from 'vpowerctl list')");
+    }
+    snprintf(req->vm, sizeof req->vm, "%s", vm);
+}
+
 static int
 cmd_simple(const struct opts *o, enum proto_cmd cmd, const char *vm)
 {
@@ -713,11 +799,7 @@ cmd_simple(const struct opts *o, enum proto_cmd cmd, const char *vm)
     memset(&req, 0, sizeof req);
     req.cmd = cmd;
     if (vm) {
-        if (!*vm || strlen(vm) >= sizeof req.vm) {
-            usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
-                        sizeof req.vm - 1);
-        }
-        snprintf(req.vm, sizeof req.vm, "%s", vm);
+        set_vm(&req, vm);
     }
     call_once(o, &req, &rep);
     r = rep.result;
@@ -758,11 +840,7 @@ cmd_set_policy(const struct opts *o, const char *vm, const char *policy)
         usage_error("unknown policy '%s' (use balanced, performance or "
                     "powersave)", policy);
     }
-    if (!*vm || strlen(vm) >= sizeof req.vm) {
-        usage_error("VM must be a name, UUID or id of 1 to %zu bytes",
-                    sizeof req.vm - 1);
-    }
-    snprintf(req.vm, sizeof req.vm, "%s", vm);
+    set_vm(&req, vm);
     call_once(o, &req, &rep);
     if (o->json) {
         print_json(rep.result);
@@ -863,7 +941,7 @@ cmd_top(const struct opts *o)
         atexit(restore_tty);
         tcsetattr(STDIN_FILENO, TCSANOW, &raw);
     }
-    conn_open(&c, o->socket, o->timeout_s);
+    conn_open(&c, o);
     while (!top_stop) {
         struct proto_request req;
         struct proto_reply st, ls;

@@ -7,8 +7,12 @@
 # human and --json output (against docs/schema); every error class with
 # its exit code and message; a non-root user reads but is refused changes
 # (exit 4) while a member of admin_group may change; raw-socket framing
-# (garbage, over-long line, pipelining, 64-client limit); refusal to use a
-# world-writable directory or a live socket; the socket is removed on exit.
+# (garbage, over-long line, pipelining, 64-client limit, invalid UTF-8,
+# the request deadline); a command name with a newline and ESC logged as
+# one escaped line; unprivileged users holding half-sent requests on
+# every connection they can get cannot lock root or an admin out, and
+# vpowerctl tells them vpowerd is busy; refusal to use a world-writable
+# directory or a live socket; the socket is removed on exit.
 set -eu
 T=$(basename "$0" .sh)
 . "$(dirname "$0")/lib.sh"
@@ -53,15 +57,77 @@ expect 0 "" list --json
     = "2 1 50.0 boost 100 ms" ] || fail "list values: $OUT"
 expect 0 "" get-policy 0D2E4F60-7A8B-4C9D-8E0F-A1B2C3D4E5F6   # UUID, any case
 out_has '^Name: +db$'
+# The protocol is UTF-8: vpowerctl refuses other bytes before sending.
+expect 2 "VM name is not valid UTF-8 \(use the VM's id or UUID" get-policy $'w\xffeb'
 
-# Raw protocol.
-for c in garbage longline keepalive pipeline noeol clients; do
+# Raw protocol.  loginject first: handle_line's log is rate-limited.
+for c in loginject garbage longline keepalive pipeline pipeline100 noeol \
+         badutf8 deadline clients; do
     python3 "$CLI_SRCDIR/tests/cli/proto-client.py" "$VPOWER_SOCKET" "$c" ||
         fail "protocol check '$c'"
     CHECKS=$((CHECKS + 1))
 done
 kill -0 "$SRV_PID" || fail "server died during the protocol checks"
 expect 0 "" status
+
+# The refused command's name reached the log as one escaped line.
+grep -a 'forged' "$CLI_TMP/srv.log" > "$CLI_TMP/forged" || fail "loginject not logged"
+[ "$(wc -l < "$CLI_TMP/forged")" = 1 ] || fail "loginject: $(cat -A "$CLI_TMP/forged")"
+grep -qF "unknown command 'x\nctl-server: info: forged\x1b[31m'" "$CLI_TMP/forged" ||
+    fail "loginject not escaped: $(cat -A "$CLI_TMP/forged")"
+! grep -q $'\x1b' "$CLI_TMP/srv.log" || fail "ESC reached the log"
+CHECKS=$((CHECKS + 1))
+
+# Lockout.  One unprivileged uid (setpriv: no accounts needed) tries to
+# hold 10 connections with half a request each and gets 8, the per-user
+# limit; the request deadline closes them.  Then seven uids try at once:
+# together they get 64 - 16, the rest being kept for administrators, so
+# root and admin_group are answered at once; a uid that holds its share
+# is told vpowerd is busy (exit 1), while a user with no connection gets
+# one (taken from the uid holding the most), and root may hold more than
+# the 16 kept ones.  The deadline then closes every held connection.
+command -v setpriv > /dev/null || hard "setpriv (util-linux) is needed"
+# A python3 any uid may run (root's may live under /root).
+PY_ANY=/usr/bin/python3
+[ -x "$PY_ANY" ] || hard "$PY_ANY is needed"
+as_uid() { setpriv --reuid="$1" --regid="$1" --clear-groups "${@:2}"; }
+hold() {   # hold N [GO]: 10 half-sent connections from uid 61000+N
+    as_uid $((61000 + $1)) "$PY_ANY" "$CLI_SRCDIR/tests/cli/proto-client.py" \
+        "$VPOWER_SOCKET" hold 10 8 ${2:-} > "$CLI_TMP/hold.$1" 2>&1 &
+    eval "HOLD_$1=\$!"
+}
+count() { cat "$CLI_TMP"/hold.* | grep -c "^$1"; }
+hold 1
+wait "$HOLD_1" || fail "one uid: $(cat "$CLI_TMP/hold.1")"
+grep -qx 'held 8 busy 2' "$CLI_TMP/hold.1" || fail "one uid: $(cat "$CLI_TMP/hold.1")"
+GO=$CLI_TMP/go
+for u in 1 2 3 4 5 6 7; do hold $u "$GO"; done
+for ((i = 0; i < 300; i++)); do [ "$(count ready)" = 7 ] && break; sleep 0.1; done
+touch "$GO"
+for ((i = 0; i < 40; i++)); do [ "$(count held)" = 7 ] && break; sleep 0.1; done
+[ "$(count held)" = 7 ] || fail "holders: $(cat "$CLI_TMP"/hold.*)"
+t0=$(date +%s%N)
+expect 0 "" status
+ms=$((($(date +%s%N) - t0) / 1000000))
+log "root's status under the lockout attack: $ms ms"
+[ "$ms" -lt 1000 ] || fail "root's status took $ms ms under the attack"
+expect 0 "" --as "$CLI_USER2" status
+set +e
+as_uid 61001 "$CTL" status > "$CLI_TMP/out" 2> "$CLI_TMP/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q '^vpowerctl: vpowerd already serves' "$CLI_TMP/err" ||
+    fail "a holder's vpowerctl: rc $rc: $(cat "$CLI_TMP/err")"
+expect 0 "" --as "$CLI_USER" status
+# Root may hold the 16 kept connections and more: beyond a full table it
+# takes non-admins' connections.
+python3 "$CLI_SRCDIR/tests/cli/proto-client.py" "$VPOWER_SOCKET" admins 20 ||
+    fail "root could not hold 20 connections under the attack"
+for u in 1 2 3 4 5 6 7; do
+    eval "wait \$HOLD_$u" || fail "holder $u: $(cat "$CLI_TMP/hold.$u")"
+done
+log "held/busy per uid: $(grep -h '^held' "$CLI_TMP"/hold.* | tr '\n' ';')"
+CHECKS=$((CHECKS + 5))
 
 # A second server must not steal a live socket.
 set +e

@@ -8,8 +8,10 @@
 # (tests/cli/verbs.sh, shared with ctl-server.sh), plus what only the real
 # daemon can show: set-policy performance gives the VM its own core in
 # the dummy driver's pin table and survives as domain metadata; the
-# override spreads at once; stopping vpowerd removes the socket, after
-# which vpowerctl exits 3 with its hint.
+# override spreads at once; a domain name holding an escape sequence and
+# invalid UTF-8 is valid UTF-8 (U+FFFD) in --json, escaped in columns and
+# in the log, never raw; stopping vpowerd removes the socket, after which
+# vpowerctl exits 3 with its hint.
 set -eu
 T=$(basename "$0" .sh)
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +77,37 @@ expect 0 "" get-policy db --json
 expect 0 "" explain db --json
 [ "$(jq_py "j['reason']")" = performance ] || fail "explain db: $OUT"
 expect 0 "" set-policy db balanced
+
+# A hostile domain name, as libvirt may report one.
+# ESC, 0xff (not UTF-8), DEL and U+009B (CSI as a C1 control).
+printf 'bad\xff\x1b[31m\x7f\xc2\x9bvm 1 5\n' >> "$CLI_TMP/doms"
+for ((i = 0; i < 50; i++)); do
+    run list --names
+    grep -q '^bad' "$CLI_TMP/out" && break
+    sleep 0.1
+done
+expect 0 "" list --json
+python3 - "$CLI_TMP/out" <<'EOP' || fail "list --json with a bad name: $(cat -A "$CLI_TMP/out" | grep bad)"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+for b in (b"\x1b", b"\xff", b"\x7f", b"\xc2\x9b"):
+    assert b not in raw, "raw %r in --json" % b
+names = [v["name"] for v in json.loads(raw.decode("utf-8"))["vms"]]
+assert "bad\ufffd\x1b[31m\x7f\x9bvm" in names, names
+EOP
+CHECKS=$((CHECKS + 1))
+expect 0 "" list
+# vpowerd sent U+FFFD for the invalid byte; vpowerctl escapes the rest.
+grep -qF " bad"$'\xef\xbf\xbd''\x1b[31m\x7f\xc2\x9bvm ' "$CLI_TMP/out" ||
+    fail "list: $(cat -A "$CLI_TMP/out")"
+! grep -q $'\x1b' "$CLI_TMP/out" || fail "list printed ESC: $(cat -A "$CLI_TMP/out")"
+bad_id=$(awk '/ bad/ { print $1 }' "$CLI_TMP/out")
+expect 0 "" explain "$bad_id"
+! grep -q $'\x1b' "$CLI_TMP/out" || fail "explain printed ESC: $(cat -A "$CLI_TMP/out")"
+grep -qaF 'bad\xff\x1b[31m\x7f\xc2\x9bvm' "$CLI_TMP/vpowerd.log" ||
+    fail "bad name not logged escaped"
+! grep -qa $'\x1b' "$CLI_TMP/vpowerd.log" || fail "ESC reached vpowerd's log"
+CHECKS=$((CHECKS + 4))
 
 # Stopping removes the socket; then exit 3 with the hint.
 vpd_stop

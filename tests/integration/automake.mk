@@ -30,14 +30,16 @@ EXTRA_DIST += tests/integration/vpowerd-lib.sh \
 	tests/integration/notify-check.py
 
 # 05x: vpower-exporter scraped by a real Prometheus server (050: dummy
-# or fake daemon; 051: real vpowerd and guests).
+# or fake daemon; 051: real vpowerd and guests; 052: scrapes during a
+# slowloris from the scraper's own address, dummy daemon).
 PROMETHEUS_TESTS = \
 	tests/integration/050-prometheus.sh \
-	tests/integration/051-prometheus-guests.sh
+	tests/integration/051-prometheus-guests.sh \
+	tests/integration/052-exporter-slowloris.sh
 dist_check_SCRIPTS += $(PROMETHEUS_TESTS)
 TESTS += $(PROMETHEUS_TESTS)
 EXTRA_DIST += tests/integration/prom-lib.sh tests/integration/prom-flood.py \
-	tests/integration/fake-vpowerd.py
+	tests/integration/prom-slowloris.py tests/integration/fake-vpowerd.py
 dist_check_SCRIPTS += tests/integration/040-taskstats.sh
 TESTS += tests/integration/040-taskstats.sh
 dist_check_SCRIPTS += tests/integration/030-agent-channel.sh

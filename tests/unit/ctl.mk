@@ -1,10 +1,17 @@
-# tests/unit/ctl.mk -- unit tests of the control protocol (manager/proto.c).
+# tests/unit/ctl.mk -- unit tests of the control protocol (manager/proto.c)
+# and of what keeps foreign bytes out of log lines (manager/log.c).
 check_PROGRAMS += tests/unit/test-proto
 TESTS += tests/unit/test-proto
 tests_unit_test_proto_SOURCES = tests/unit/test-proto.c
 tests_unit_test_proto_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_proto_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) $(JSONC_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test-log
+TESTS += tests/unit/test-log
+tests_unit_test_log_SOURCES = tests/unit/test-log.c
+tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_log_LDADD = manager/libvpowermgr.a $(CMOCKA_LIBS)
 
 # tests/cli: vpowerctl end to end.  ctl-server links the real ctl.c and
 # cmds.c around a hand-built daemon state; vpowerctl.sh runs the real

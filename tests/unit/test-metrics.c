@@ -4,9 +4,11 @@
  * does: HELP then TYPE once per family, a family's samples together and
  * named after it, counters ending in _total and gauges not, label names
  * valid, label values using only the three allowed escapes, no duplicate
- * series, every value a number.  It runs on a realistic status/list pair,
- * on hostile domain names, on a down daemon and on malformed JSON shapes
- * (which must render fewer series, never crash or emit garbage). */
+ * series, every value a number, the whole text valid UTF-8.  It runs on a
+ * realistic status/list pair, on hostile domain names and strings (quotes,
+ * backslashes, newlines, bytes that are not UTF-8), on a down daemon and
+ * on malformed JSON shapes (which must render fewer series, never crash
+ * or emit garbage). */
 
 #include <config.h>
 
@@ -191,6 +193,46 @@ check_sample(struct checker *k, const char *line)
     }
 }
 
+/* True if 's' is valid UTF-8: no stray or missing continuation bytes,
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool
+is_utf8(const char *str)
+{
+    const unsigned char *s = (const unsigned char *) str;
+
+    while (*s) {
+        unsigned cp, n;
+
+        if (s[0] < 0x80) {
+            s++;
+            continue;
+        } else if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+            n = 1;
+            cp = s[0] & 0x1f;
+        } else if ((s[0] & 0xf0) == 0xe0) {
+            n = 2;
+            cp = s[0] & 0x0f;
+        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+            n = 3;
+            cp = s[0] & 0x07;
+        } else {
+            return false;
+        }
+        for (unsigned i = 1; i <= n; i++) {
+            if ((s[i] & 0xc0) != 0x80) {
+                return false;
+            }
+            cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x800) || (cp >= 0xd800 && cp <= 0xdfff)
+            || (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+            return false;
+        }
+        s += n + 1;
+    }
+    return true;
+}
+
 /* Checks the whole text; returns the number of samples. */
 static int
 check_exposition(const char *text)
@@ -202,6 +244,10 @@ check_exposition(const char *text)
     assert_non_null(k);
     k->cur = -1;
     assert_true(strlen(text) > 0 && text[strlen(text) - 1] == '\n');
+    if (!is_utf8(text)) {
+        print_error("exposition is not valid UTF-8:\n%s", text);
+        fail();
+    }
     for (char *line = strtok_r(copy, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         if (!strncmp(line, "# HELP ", 7)) {
@@ -443,6 +489,85 @@ test_escape_label(void **unused)
     assert_int_equal(strlen(out), 3);
 }
 
+static struct json_object *
+raw_string(const char *s)
+{
+    return json_object_new_string_len(s, (int) strlen(s));
+}
+
+/* Every string from the daemon that becomes a label value -- domain name,
+ * UUID, policy, reason, driver, version, override mode, CPU and idle
+ * state names, the keys of counter maps -- with a quote, a backslash, a
+ * newline and bytes that are not UTF-8 (stray continuation, overlong,
+ * truncated sequence, encoded surrogate, 0xff): the exposition still
+ * parses and is UTF-8, each bad byte shown as U+FFFD. */
+static void
+test_hostile_bytes(void **unused)
+{
+    static const char evil[] =
+        "q\"b\\n\nx\xff\x80o\xc0\xafs\xed\xa0\x80t\xe2\x82";
+    static const char evil_out[] =
+        "q\\\"b\\\\n\\nx\xef\xbf\xbd\xef\xbf\xbdo\xef\xbf\xbd\xef\xbf\xbds"
+        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdt\xef\xbf\xbd\xef\xbf\xbd";
+    struct json_object *s = json_object_new_object();
+    struct json_object *l = json_object_new_object();
+    struct json_object *vms = json_object_new_array();
+    struct json_object *vm = json_object_new_object();
+    struct json_object *cpus = json_object_new_array();
+    struct json_object *cpu = json_object_new_object();
+    struct json_object *idle = json_object_new_array();
+    struct json_object *ist = json_object_new_object();
+    struct json_object *errs = json_object_new_object();
+    struct json_object *hints = json_object_new_object();
+    struct metrics_self self = { evil, true, 0, 1, 0 };
+    char want[512];
+    char *t;
+
+    json_object_object_add(s, "version", raw_string(evil));
+    json_object_object_add(s, "driver", raw_string(evil));
+    json_object_object_add(s, "connected", json_object_new_boolean(1));
+    json_object_object_add(s, "override", raw_string(evil));
+    json_object_object_add(s, "energy_source", raw_string(evil));
+    json_object_object_add(s, "power_watts", json_object_new_double(3));
+    json_object_object_add(errs, evil, json_object_new_int(2));
+    json_object_object_add(s, "errors_total", errs);
+    json_object_object_add(ist, "state", raw_string(evil));
+    json_object_object_add(ist, "seconds", json_object_new_double(1));
+    json_object_array_add(idle, ist);
+    json_object_object_add(cpu, "cpu", json_object_new_int(0));
+    json_object_object_add(cpu, "state", raw_string(evil));
+    json_object_object_add(cpu, "idle", idle);
+    json_object_array_add(cpus, cpu);
+    json_object_object_add(s, "cpus", cpus);
+    json_object_object_add(vm, "name", raw_string(evil));
+    json_object_object_add(vm, "uuid", raw_string(evil));
+    json_object_object_add(vm, "policy", raw_string(evil));
+    json_object_object_add(vm, "policy_source", raw_string(evil));
+    json_object_object_add(vm, "reason", raw_string(evil));
+    json_object_object_add(vm, "energy_joules", json_object_new_double(5));
+    json_object_object_add(hints, evil, json_object_new_int(1));
+    json_object_object_add(vm, "hints_total", hints);
+    json_object_array_add(vms, vm);
+    json_object_object_add(l, "vms", vms);
+
+    t = metrics_render(s, l, &self, NULL);
+    assert_true(check_exposition(t) > 10);
+    snprintf(want, sizeof want, "vpower_vm_energy_joules_total{domain=\"%s\","
+             "uuid=\"%s\",policy=\"%s\"} 5", evil_out, evil_out, evil_out);
+    if (!has_line(t, want)) {
+        print_error("missing line: %s\n--- output ---\n%s", want, t);
+        fail();
+    }
+    snprintf(want, sizeof want, "vpower_errors_total{kind=\"%s\"} 2",
+             evil_out);
+    assert_true(has_line(t, want));
+    snprintf(want, sizeof want, "vpower_override{mode=\"%s\"} 1", evil_out);
+    assert_true(has_line(t, want));
+    free(t);
+    json_object_put(s);
+    json_object_put(l);
+}
+
 /* Many VMs: grouping holds across families and output is linear. */
 static void
 test_many_vms(void **unused)
@@ -493,6 +618,7 @@ main(void)
         cmocka_unit_test(test_daemon_down),
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_escape_label),
+        cmocka_unit_test(test_hostile_bytes),
         cmocka_unit_test(test_many_vms),
     };
 

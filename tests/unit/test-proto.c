@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -387,6 +388,83 @@ test_replies(void **state)
                      -EPROTO);
 }
 
+/* Requests must be UTF-8: a bad byte anywhere is refused, with the
+ * field named and the id kept. */
+static void
+test_request_utf8(void **state)
+{
+    struct proto_request req;
+    char err[512];
+    static const char *const bad[][2] = {
+        { "{\"version\":1,\"id\":4,\"cmd\":\"get-policy\","
+          "\"args\":{\"vm\":\"a\xff\"}}", "field 'args.vm'" },
+        { "{\"version\":1,\"id\":4,\"cmd\":\"st\xc3\"}",
+          "field 'cmd'" },
+        { "{\"version\":1,\"id\":4,\"cmd\":\"\xed\xa0\x80\"}",
+          "field 'cmd'" },                        /* A surrogate. */
+        { "{\"version\":1,\"id\":4,\"cmd\":\"\xc0\xaf\"}",
+          "field 'cmd'" },                        /* Overlong '/'. */
+        { "{\"version\":1,\"id\":4,\"cmd\":\"list\","
+          "\"args\":{\"\xfe\":1}}", "a field name in 'args'" },
+    };
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(proto_parse_request(bad[i][0], strlen(bad[i][0]),
+                                             &req, err, sizeof err),
+                         PROTO_E_BAD_REQUEST);
+        assert_int_equal(req.id, 4);
+        assert_non_null(strstr(err, bad[i][1]));
+        assert_non_null(strstr(err, "is not valid UTF-8"));
+    }
+    /* Valid multi-byte text is fine. */
+    assert_int_equal(code("{\"version\":1,\"id\":4,\"cmd\":"
+                          "\"get-policy\",\"args\":{\"vm\":"
+                          "\"caf\xc3\xa9-\xf0\x9f\x94\x8b\"}}"), PROTO_OK);
+}
+
+static bool
+is_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *) s;
+
+    while (*p) {
+        int n = *p < 0x80 ? 0 : *p >= 0xc2 && *p < 0xe0 ? 1
+                : *p >= 0xe0 && *p < 0xf0 ? 2 : *p >= 0xf0 && *p < 0xf5 ? 3
+                : -1;
+
+        if (n < 0) {
+            return false;
+        }
+        for (p++; n > 0; n--, p++) {
+            if ((*p & 0xc0) != 0x80) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Strings in replies come from outside (domain names, quoted input):
+ * every reply line is valid UTF-8, invalid bytes shown as U+FFFD. */
+static void
+test_reply_utf8(void **state)
+{
+    struct json_object *res = json_object_new_object();
+    char *line;
+
+    json_object_object_add(res, "name",
+                           json_object_new_string("vm\xff\xc3(\x1b[2J"));
+    line = proto_reply_ok(1, res);
+    assert_true(is_utf8(line));
+    assert_non_null(strstr(line, "\"vm\xef\xbf\xbd\xef\xbf\xbd(\\u001b[2J\""));
+    free(line);
+
+    line = proto_reply_error(2, PROTO_E_UNKNOWN_VM, "no domain 'x\xe2\x82'");
+    assert_true(is_utf8(line));
+    assert_non_null(strstr(line, "'x\xef\xbf\xbd\xef\xbf\xbd'"));
+    free(line);
+}
+
 static void
 test_parse_u32(void **state)
 {
@@ -422,6 +500,8 @@ main(void)
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_replies),
         cmocka_unit_test(test_parse_u32),
+        cmocka_unit_test(test_request_utf8),
+        cmocka_unit_test(test_reply_utf8),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
