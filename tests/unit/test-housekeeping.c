@@ -581,6 +581,11 @@ test_systemd(void **state)
     fk.units[3] = (struct unit) { "libvirtd.service", "1-3", true };
     fk.units[4] = (struct unit) { "virtqemud.service", "", false };
     before = snapshot();
+    hk = open_hk(true);             /* A dry run asks, never sets. */
+    assert_int_equal(hk_apply(hk, &set, &rep), 0);
+    assert_int_equal(rep.n_cgroups, 3);
+    assert_int_equal(fk.n_calls, 0);
+    hk_close(hk);
     hk = open_hk(false);
     assert_int_equal(hk_mode(hk), HK_MODE_SYSTEMD);
     assert_int_equal(hk_apply(hk, &set, &rep), 0);
