@@ -11,6 +11,10 @@
  *   emulator UUID CPULIST
  *   online CPU 0|1
  *   sysfs RELPATH VALUE          (VALUE is the rest of the line)
+ *   cgroup RELPATH VALUE         (VALUE is the rest, may be empty)
+ *   unit NAME VALUE              (VALUE is the rest, may be empty)
+ *   irq N VALUE                  (VALUE is the rest of the line)
+ *   wqmask VALUE                 (VALUE is the rest of the line)
  *   end COUNT
  *
  * A sysfs VALUE is the file's content exactly as read, so a restore puts
@@ -175,6 +179,18 @@ format_entry(struct sbuf *b, const struct jnl_entry *e)
         break;
     case JNL_ONLINE:
         sbuf_printf(b, "online %u %d\n", e->cpu, e->online ? 1 : 0);
+        break;
+    case JNL_CGROUP:
+        sbuf_printf(b, "cgroup %s %s\n", e->path, e->value);
+        break;
+    case JNL_UNIT:
+        sbuf_printf(b, "unit %s %s\n", e->path, e->value);
+        break;
+    case JNL_IRQ:
+        sbuf_printf(b, "irq %u %s\n", e->irq, e->value);
+        break;
+    case JNL_WQMASK:
+        sbuf_printf(b, "wqmask %s\n", e->value);
         break;
     case JNL_N_KINDS:
         break;
@@ -380,6 +396,19 @@ find(const struct jnl *j, const struct jnl_entry *key)
                 return e;
             }
             break;
+        case JNL_CGROUP:
+        case JNL_UNIT:
+            if (!strcmp(e->path, key->path)) {
+                return e;
+            }
+            break;
+        case JNL_IRQ:
+            if (e->irq == key->irq) {
+                return e;
+            }
+            break;
+        case JNL_WQMASK:
+            return e;
         case JNL_N_KINDS:
             break;
         }
@@ -455,6 +484,55 @@ jnl_record_online(struct jnl *j, unsigned cpu, bool was_online)
     e.cpu = cpu;
     e.online = was_online;
     return record(j, &e);
+}
+
+/* A housekeeping entry of 'kind' with 'key' (a path, or the IRQ number
+ * for JNL_IRQ) and 'orig'. */
+static int
+record_hk(struct jnl *j, enum jnl_kind kind, const char *key, unsigned irq,
+          const char *orig)
+{
+    struct jnl_entry e;
+
+    if (!orig || !value_valid(orig) || strpbrk(orig, "\n\\")
+        || (key && !relpath_valid(key)) || (kind == JNL_WQMASK && !*orig)) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    if (key) {
+        strcpy(e.path, key);
+    }
+    e.irq = irq;
+    strcpy(e.value, orig);
+    return record(j, &e);
+}
+
+int
+jnl_record_cgroup(struct jnl *j, const char *relpath, const char *orig)
+{
+    return relpath ? record_hk(j, JNL_CGROUP, relpath, 0, orig) : -EINVAL;
+}
+
+int
+jnl_record_unit(struct jnl *j, const char *unit, const char *orig)
+{
+    if (!unit || strchr(unit, '/')) {
+        return -EINVAL;
+    }
+    return record_hk(j, JNL_UNIT, unit, 0, orig);
+}
+
+int
+jnl_record_irq(struct jnl *j, unsigned irq, const char *orig)
+{
+    return record_hk(j, JNL_IRQ, NULL, irq, orig);
+}
+
+int
+jnl_record_wqmask(struct jnl *j, const char *orig)
+{
+    return record_hk(j, JNL_WQMASK, NULL, 0, orig);
 }
 
 bool
@@ -700,14 +778,73 @@ parse_uint(const char *s, unsigned max, unsigned *out)
     return 0;
 }
 
+/* Parses a housekeeping line ("cgroup", "unit", "irq" or "wqmask") into
+ * 'e'; returns a reason, or NULL (and sets '*done') if it was one. */
+static const char *
+parse_hk_line(char *line, struct jnl_entry *e, bool *done)
+{
+    static const struct {
+        const char *kw;
+        enum jnl_kind kind;
+    } kws[] = {
+        { "cgroup ", JNL_CGROUP }, { "unit ", JNL_UNIT },
+        { "irq ", JNL_IRQ }, { "wqmask ", JNL_WQMASK },
+    };
+    char *key, *val;
+    size_t i;
+
+    for (i = 0; i < sizeof kws / sizeof kws[0]; i++) {
+        if (!strncmp(line, kws[i].kw, strlen(kws[i].kw))) {
+            break;
+        }
+    }
+    *done = i < sizeof kws / sizeof kws[0];
+    if (!*done) {
+        return NULL;
+    }
+    e->kind = kws[i].kind;
+    key = line + strlen(kws[i].kw);
+    val = key;
+    if (e->kind != JNL_WQMASK) {
+        val = strchr(key, ' ');
+        if (!val) {
+            return "housekeeping entry: expected KEY VALUE";
+        }
+        *val++ = '\0';
+    }
+    if (!value_valid(val) || strchr(val, '\\')
+        || (e->kind == JNL_WQMASK && !*val)) {
+        return "housekeeping entry: bad value";
+    }
+    if (e->kind == JNL_IRQ) {
+        if (parse_uint(key, 1u << 24, &e->irq)) {
+            return "irq: bad IRQ number";
+        }
+    } else if (e->kind != JNL_WQMASK) {
+        if (!relpath_valid(key)
+            || (e->kind == JNL_UNIT && strchr(key, '/'))) {
+            return "housekeeping entry: bad path or unit";
+        }
+        strcpy(e->path, key);
+    }
+    strcpy(e->value, val);
+    return NULL;
+}
+
 /* Parses one line (modified in place) of a journal of format 'version'
  * into 'e'; returns a reason or NULL. */
 static const char *
 parse_line(char *line, int version, struct jnl_entry *e)
 {
     char *save, *kw, *a, *b, *c;
+    const char *reason;
+    bool hk;
 
     memset(e, 0, sizeof *e);
+    reason = parse_hk_line(line, e, &hk);
+    if (hk) {
+        return reason;
+    }
     if (!strncmp(line, "sysfs ", 6)) {
         char *path = line + 6;
         char *sp = strchr(path, ' ');

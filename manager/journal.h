@@ -29,6 +29,10 @@
  * have), at most JNL_VALUE_LEN - 1 bytes, and are restored byte for
  * byte.
  *
+ * Housekeeping keys: cgroup file (path below the cgroup root), systemd
+ * unit (name), IRQ (number), workqueue mask (one); their values may be
+ * empty (an unset AllowedCPUs or cpuset.cpus) except the mask's.
+ *
  * Not thread-safe (vpowerd has one thread).  All functions return 0 or a
  * negative errno. */
 
@@ -50,6 +54,10 @@ enum jnl_kind {
     JNL_EMULATOR_PIN,       /* uuid, cpus */
     JNL_SYSFS,              /* path, value */
     JNL_ONLINE,             /* cpu, online */
+    JNL_CGROUP,             /* path (below the cgroup root), value */
+    JNL_UNIT,               /* path (systemd unit name), value */
+    JNL_IRQ,                /* irq, value (smp_affinity_list) */
+    JNL_WQMASK,             /* value (workqueue cpumask) */
     JNL_N_KINDS
 };
 
@@ -62,6 +70,7 @@ struct jnl_entry {
     char value[JNL_VALUE_LEN];
     unsigned cpu;
     bool online;
+    unsigned irq;
 };
 
 struct jnl;
@@ -106,6 +115,15 @@ int jnl_record_emulator_pin(struct jnl *, const char *uuid,
                             const struct cpuset *orig);
 int jnl_record_sysfs(struct jnl *, const char *relpath, const char *orig);
 int jnl_record_online(struct jnl *, unsigned cpu, bool was_online);
+
+/* Originals of the housekeeping driver (manager/housekeeping.h), which
+ * restores them itself (hk_record_from_jnl, hk_restore).  Keys: a cgroup
+ * file relative to the cgroup root; a systemd unit name; an IRQ number;
+ * the one workqueue mask.  Values may be empty except the mask's. */
+int jnl_record_cgroup(struct jnl *, const char *relpath, const char *orig);
+int jnl_record_unit(struct jnl *, const char *unit, const char *orig);
+int jnl_record_irq(struct jnl *, unsigned irq, const char *orig);
+int jnl_record_wqmask(struct jnl *, const char *orig);
 
 /* True if the key is journalled; '*value' (may be NULL) then points at
  * the stored original, valid until the journal changes. */
