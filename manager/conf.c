@@ -22,6 +22,7 @@
 #include <sys/un.h>
 
 #include "manager/util.h"
+#include "policy/num.h"
 
 #define CONF_MAX_FILE (1024 * 1024)
 #define CONF_MAX_LINE 4096
@@ -116,22 +117,13 @@ parse_bool(const char *s, bool *out)
 static int
 parse_u32(const char *s, uint32_t *out)
 {
-    uint64_t v = 0;
+    uint64_t v;
+    int r = num_parse_u64(s, UINT32_MAX, &v);
 
-    if (!*s) {
-        return -EINVAL;
+    if (!r) {
+        *out = (uint32_t) v;
     }
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') {
-            return -EINVAL;
-        }
-        v = v * 10 + (uint64_t) (*s - '0');
-        if (v > UINT32_MAX) {
-            return -ERANGE;
-        }
-    }
-    *out = (uint32_t) v;
-    return 0;
+    return r;
 }
 
 static bool

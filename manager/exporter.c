@@ -54,6 +54,7 @@
 #include "manager/log.h"
 #include "manager/metrics.h"
 #include "manager/util.h"
+#include "policy/num.h"
 
 #define LOG_MODULE "exporter"
 
@@ -845,15 +846,14 @@ static int
 parse_uint(const char *opt, const char *s, unsigned long min,
            unsigned long max, unsigned long *out)
 {
-    char *e;
+    uint64_t v;
 
-    errno = 0;
-    *out = strtoul(s, &e, 10);
-    if (errno || *e || !*s || *out < min || *out > max) {
+    if (num_parse_u64(s, max, &v) || v < min) {
         fprintf(stderr, "vpower-exporter: %s: '%s' is not a number from "
                 "%lu to %lu\n", opt, s, min, max);
         return -EINVAL;
     }
+    *out = (unsigned long) v;
     return 0;
 }
 

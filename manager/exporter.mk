@@ -11,7 +11,7 @@ manager_vpower_exporter_SOURCES = \
 	manager/metrics.c manager/metrics.h
 manager_vpower_exporter_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(MHD_CFLAGS) \
 	-pthread
-manager_vpower_exporter_LDADD = manager/libvpowermgr.a \
+manager_vpower_exporter_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(MHD_LIBS) $(JSONC_LIBS) -lpthread -lm
 
 dist_noinst_DATA += config/vpower-exporter.service config/grafana/vpower.json

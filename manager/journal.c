@@ -47,6 +47,7 @@
 #include "manager/log.h"
 #include "manager/sysfs.h"
 #include "manager/util.h"
+#include "policy/num.h"
 
 #define LOG_MODULE "jnl"
 
@@ -768,13 +769,12 @@ unescape(char *v)
 static int
 parse_uint(const char *s, unsigned max, unsigned *out)
 {
-    uint32_t v;
+    uint64_t v;
 
-    if (sysfs_parse_u32(s, &v) || v > max || strchr(s, ' ')
-        || strchr(s, '\n')) {
+    if (num_parse_u64(s, max, &v)) {
         return -EINVAL;
     }
-    *out = v;
+    *out = (unsigned) v;
     return 0;
 }
 

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "manager/util.h"
+#include "policy/num.h"
 
 /* Requests are flat: {"args":{...}} is the deepest legitimate nesting.
  * A small depth bounds json-c's recursion on hostile input. */
@@ -120,20 +121,13 @@ proto_err_parse(const char *name)
 int
 proto_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
-    unsigned long long v;
-    char *end;
+    uint64_t v;
+    int r = num_parse_u64(s, max, &v);
 
-    /* strtoull accepts leading spaces and a sign; a number here is
-     * digits only. */
-    if (!s || *s < '0' || *s > '9') {
-        return -EINVAL;
+    if (r) {
+        return r;
     }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (*end) {
-        return -EINVAL;
-    }
-    if (errno == ERANGE || v < min || v > max) {
+    if (v < min) {
         return -ERANGE;
     }
     *out = (uint32_t) v;

@@ -24,6 +24,7 @@
 #include "manager/log.h"
 #include "manager/util.h"
 #include "policy/cpuset.h"
+#include "policy/num.h"
 
 #define LOG_MODULE "sysfs"
 
@@ -176,28 +177,7 @@ sysfs_write(const char *root, const char *rel, const char *value)
 static int
 parse_u64_max(const char *s, uint64_t max, uint64_t *out)
 {
-    uint64_t v = 0;
-    const char *p = s;
-
-    if (*p < '0' || *p > '9') {
-        return -EINVAL;           /* Empty, sign or text. */
-    }
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned) (*p - '0');
-
-        if (v > (max - d) / 10) {
-            return -EINVAL;
-        }
-        v = v * 10 + d;
-    }
-    while (*p == '\n' || *p == ' ') {
-        p++;
-    }
-    if (*p) {
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
+    return num_parse_line(s, max, out) ? -EINVAL : 0;
 }
 
 int

@@ -3,6 +3,7 @@
 noinst_LIBRARIES += policy/libvpowerpolicy.a
 policy_libvpowerpolicy_a_SOURCES = \
 	policy/cpuset.c policy/cpuset.h \
+	policy/num.c policy/num.h \
 	policy/model.c policy/model.h \
 	policy/load.c \
 	policy/plan.c \

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "sim/trace.h"
+#include "policy/num.h"
 
 #define REC_MAX_TOKENS 512
 
@@ -95,14 +96,7 @@ bad(struct rp *p, const char *fmt, const char *arg)
 static bool
 u64_of(const char *s, uint64_t *out)
 {
-    char *end;
-
-    if (*s < '0' || *s > '9') {
-        return false;
-    }
-    errno = 0;
-    *out = strtoull(s, &end, 10);
-    return !errno && !*end;
+    return num_parse_u64(s, UINT64_MAX, out) == 0;
 }
 
 static bool

@@ -22,6 +22,7 @@
 #include "sim/report.h"
 #include "sim/simrun.h"
 #include "sim/trace.h"
+#include "policy/num.h"
 
 static void
 usage(FILE *f)
@@ -114,11 +115,13 @@ check_host_vcpus(const struct trace_set *ts, unsigned hosts)
 static int
 parse_u64(const char *s, unsigned long long max, unsigned long long *out)
 {
-    char *end;
+    uint64_t v;
 
-    errno = 0;
-    *out = strtoull(s, &end, 10);
-    return (errno || end == s || *end || *s == '-' || *out > max) ? -1 : 0;
+    if (num_parse_u64(s, max, &v)) {
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 /* "KHZ@HOURS" (from 0) or "KHZ@FROM-TO" (hours of sim time). */

@@ -22,7 +22,8 @@ EXTRA_DIST += tests/fuzz/corpus/conf tests/fuzz/corpus/model
 
 # The whole policy core, compiled by clang with the fuzzer's
 # instrumentation (the model target runs pol_decide on what it parses).
-FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/model.c \
+FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/num.c \
+	$(srcdir)/policy/model.c \
 	$(srcdir)/policy/load.c $(srcdir)/policy/plan.c \
 	$(srcdir)/policy/energy.c $(srcdir)/policy/state.c \
 	$(srcdir)/policy/level.c $(srcdir)/policy/own.c $(srcdir)/policy/pool.c \

@@ -1,6 +1,7 @@
 # tests/unit/policy.mk -- unit tests of policy/.
 POLICY_TESTS = \
 	tests/unit/test-cpuset \
+	tests/unit/test-num \
 	tests/unit/test-model \
 	tests/unit/test-load \
 	tests/unit/test-plan \
@@ -12,6 +13,9 @@ POLICY_TEST_LDADD = policy/libvpowerpolicy.a $(CMOCKA_LIBS) -lm
 tests_unit_test_cpuset_SOURCES = tests/unit/test-cpuset.c
 tests_unit_test_cpuset_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_cpuset_LDADD = $(POLICY_TEST_LDADD)
+tests_unit_test_num_SOURCES = tests/unit/test-num.c
+tests_unit_test_num_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_num_LDADD = $(POLICY_TEST_LDADD)
 tests_unit_test_model_SOURCES = tests/unit/test-model.c
 tests_unit_test_model_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_model_LDADD = $(POLICY_TEST_LDADD)
