@@ -44,3 +44,4 @@ include manager/ctl.mk
 include manager/gch.mk
 include manager/exporter.mk
 include manager/inputs.mk
+include manager/smt.mk

@@ -6,3 +6,4 @@ include tests/unit/hostdrv.mk
 include tests/unit/exporter.mk
 include tests/unit/ctl.mk
 include tests/unit/inputs.mk
+include tests/unit/smt.mk
