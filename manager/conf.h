@@ -39,6 +39,9 @@ struct vpd_conf {
     /* Appended by the integration engineer: the record file (record_path)
      * is renamed to FILE.1 and started anew past this size. */
     uint32_t record_max_bytes;      /* record_max_bytes 67108864 */
+    /* share_smt of VMs without their own policy: false keeps each off
+     * cores whose sibling threads run another VM's vCPUs. */
+    bool default_share_smt;         /* default_share_smt yes */
 };
 
 void conf_defaults(struct vpd_conf *);
