@@ -128,6 +128,7 @@ emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */
     st->unstable |= trim_pool(st, in, usable, k, st->s_recent, plan);
+    st->unstable |= iso_trim(st, in, usable, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], usable, &pool_set);

@@ -355,6 +355,44 @@ iso_busy(struct pol_state *st, const struct pol_input *in,
     }
 }
 
+bool
+iso_trim(struct pol_state *st, const struct pol_input *in,
+         const struct cpuset *usable, struct pol_plan *p)
+{
+    const struct pol_config *cfg = &st->cfg;
+    bool any = false;
+
+    for (size_t v = 0; in->cpu_busy_ppm && v < in->n_vms; v++) {
+        const struct pol_vm *vm = &in->vms[v];
+        bool save = vm->policy.kind == POL_POWERSAVE
+                    || active_until(vm->hints.batch_until_ns, in->now_ns);
+        double g = 100.0 / (100 - (save ? cfg->powersave_headroom_pct
+                                        : cfg->headroom_pct));
+        double budget = 0;
+        uint16_t cand[POL_MAX_CPUS];
+        unsigned n = 0;
+
+        if (st->vm_class[v] != C_ISOLATED) {
+            continue;
+        }
+        /* Its recent demand: per vCPU the lesser of its average and its
+         * last period (a whole core while warming up), as the pool's. */
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            const struct pol_load *ld = &in->vcpus[vm->first_vcpu + j].load;
+
+            budget += ld->n_samples < cfg->warmup_samples
+                      ? POL_CAPACITY_SCALE
+                      : (ld->avg_cap < ld->last_cap ? ld->avg_cap
+                                                    : ld->last_cap) * g;
+            if (j < st->iso_n[v]) {
+                cand[n++] = st->iso_core[vm->first_vcpu + j];
+            }
+        }
+        any |= trim_cores(st, in, usable, cand, n, budget, p);
+    }
+    return any;
+}
+
 void
 iso_explain(const struct pol_state *st, const struct pol_input *in,
             size_t vm, char *buf, size_t len)

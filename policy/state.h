@@ -342,6 +342,12 @@ void iso_points(struct pol_state *st, const struct pol_input *in);
 void iso_busy(struct pol_state *st, const struct pol_input *in,
               const struct cpuset *usable, struct pol_plan *p);
 
+/* Per-core points (trim_cores()) on each group's cores, holding the
+ * group's recent demand with headroom.  Returns whether a core runs
+ * below its planned point. */
+bool iso_trim(struct pol_state *st, const struct pol_input *in,
+              const struct cpuset *usable, struct pol_plan *p);
+
 /* Whether core 'kc' may be held whole by no-share VM 'v': no CPU of it
  * is fixed to an unmanaged VM.  True for VMs that share. */
 bool iso_core_ok(const struct pol_state *st, const struct pol_input *in,
@@ -444,6 +450,13 @@ bool trim_ok(const struct pol_state *st, const struct pol_input *in,
 bool trim_pool(struct pol_state *st, const struct pol_input *in,
                const struct cpuset *usable, unsigned k, double budget,
                struct pol_plan *p);
+
+/* Per-core points for the cores 'cand[0..n)' of 'p', holding 'budget'
+ * in all (trim_pool()'s rule).  Returns whether a core runs below its
+ * planned point. */
+bool trim_cores(struct pol_state *st, const struct pol_input *in,
+                const struct cpuset *usable, const uint16_t *cand,
+                unsigned n, double budget, struct pol_plan *p);
 
 /* Turbo for a lone core where the model says it pays (st->race[]). */
 void race_to_idle(struct pol_state *st, const struct pol_input *in,
