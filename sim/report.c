@@ -139,8 +139,9 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     }
     if (n_iso) {
         fprintf(f, "SMT isolation: %zu of %zu VMs may not share SMT "
-                "siblings (vpower gives them whole cores); every baseline "
-                "shares siblings: not isolated\n", n_iso, res->n_vms);
+                "siblings (vpower keeps other VMs off their cores); every "
+                "baseline shares siblings: not isolated\n", n_iso,
+                res->n_vms);
     }
     if (!n_perf || !vp) {
         if (n_iso) {
