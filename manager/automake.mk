@@ -46,3 +46,4 @@ include manager/exporter.mk
 include manager/inputs.mk
 include manager/meter.mk
 include manager/hk.mk
+include manager/smt.mk

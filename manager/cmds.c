@@ -35,6 +35,7 @@ static const char *const reason_names[POL_N_REASONS] = {
     [POL_R_READY_SPREAD] = "ready-spread",
     [POL_R_UNMANAGED] = "unmanaged",
     [POL_R_WARMUP] = "warmup",
+    [POL_R_SMT_ISOLATED] = "smt-isolated",
 };
 
 static const char *const action_names[POL_A_OFFLINE + 1] = {

@@ -32,7 +32,7 @@ char *cmds_dispatch(const struct proto_request *, const struct ctl_peer *,
 
 /* Short machine names of enum pol_reason as the protocol sends them:
  * "packed", "performance", "latency-hint", "override", "ready-spread",
- * "unmanaged", "warmup". */
+ * "unmanaged", "warmup", "smt-isolated". */
 const char *cmds_reason_name(enum pol_reason);
 
 /* Number of present CPUs that status reports as "active" (managed,

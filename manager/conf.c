@@ -73,6 +73,7 @@ static const struct conf_directive directives[] = {
     U32("pack_dwell_ms", pack_dwell_ms, 0, 3600000),
     U32("hint_rate", hint_rate, 1, 1000),
     FIELD("turbo", T_BOOL, use_turbo),
+    FIELD("default_share_smt", T_BOOL, default_share_smt),
     { "include", T_INCLUDE, 0, 0, 0, 0 },
 };
 
@@ -94,6 +95,7 @@ conf_defaults(struct vpd_conf *c)
     c->pack_dwell_ms = 30000;
     c->hint_rate = 20;
     c->record_max_bytes = 64u << 20;
+    c->default_share_smt = true;
 }
 
 static int load_file(struct vpd_conf *, const char *path, int depth,

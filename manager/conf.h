@@ -51,6 +51,9 @@ struct vpd_conf {
      * default), for the checks against the running system. */
     char admin_group_at[CONF_AT_LEN];
     char managed_at[CONF_AT_LEN];
+    /* share_smt of VMs without their own policy: false keeps each off
+     * cores whose sibling threads run another VM's vCPUs. */
+    bool default_share_smt;         /* default_share_smt yes */
 };
 
 void conf_defaults(struct vpd_conf *);

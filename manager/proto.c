@@ -355,6 +355,7 @@ proto_parse_request(const char *line, size_t len, struct proto_request *req,
 
     memset(req, 0, sizeof *req);
     req->id = -1;
+    req->policy.share_smt = true;     /* Absent: may share (the default). */
     if (errlen) {
         err[0] = '\0';
     }

@@ -1055,6 +1055,7 @@ main(int argc, char **argv)
     int c, nargs;
 
     memset(&o, 0, sizeof o);
+    o.policy.share_smt = true;         /* Without --no-share-smt. */
     o.socket = getenv("VPOWER_SOCKET");
     if (!o.socket || !*o.socket) {
         o.socket = PROTO_DEFAULT_SOCKET;

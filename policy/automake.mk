@@ -11,6 +11,7 @@ policy_libvpowerpolicy_a_SOURCES = \
 	policy/state.c policy/state.h \
 	policy/level.c \
 	policy/own.c \
+	policy/iso.c \
 	policy/pool.c \
 	policy/demand.c \
 	policy/misfit.c \

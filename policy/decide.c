@@ -103,6 +103,7 @@ prepare(struct pol_state *st, const struct pol_input *in)
     st->gen++;                    /* Level rows of earlier decisions go. */
     st->unstable = false;
     st->any_never_offline = false;
+    st->sched_core = in->sched_core;
     cpuset_zero(&st->all);
     for (unsigned c = 0; c < st->m->n_cpus; c++) {
         cpuset_set(&st->all, c);
@@ -156,9 +157,11 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     }
     own_classify(st, in);
     own_assign(st, in);
+    iso_assign(st, in);
     pool_order(st);
     demand_sum(st, in);
     demand_floors(st, in);
+    iso_points(st, in);
     pool_table(st, in);
     choose_plan(st, in, &k, &l);
     emit_plan(st, in, k, l, plan);

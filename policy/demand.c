@@ -213,6 +213,11 @@ demand_floors(struct pol_state *st, const struct pol_input *in)
             for (unsigned i = 0; i < st->n_pool; i++) {
                 core_cpus(st, st->pool[i], usable, &set);
             }
+        } else if (st->vm_class[v] == C_ISOLATED) {
+            for (uint32_t j = 0; j < st->iso_n[v]; j++) {
+                core_cpus(st, st->iso_core[vm->first_vcpu + j], usable,
+                          &set);
+            }
         } else {
             continue;
         }

@@ -6,7 +6,8 @@
  * shares the pool's cores (the kernel balances inside; statistical
  * multiplexing is what the aggregate estimate counts on), so its allowed
  * set changes only when the pool does; exclusive vCPUs and misfits get
- * one CPU of their own core; unmanaged VMs keep their fixed CPUs. */
+ * one CPU of their own core; a VM that may not share SMT siblings
+ * (iso.c) has its whole cores; unmanaged VMs keep their fixed CPUs. */
 
 #include <config.h>
 
@@ -59,12 +60,23 @@ vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
     } else if (st->vm_class[v] == C_PACKED) {
         set = *pool_set;
         if (cpuset_empty(&set)) {
-            /* Every core is owned: share the active set. */
-            set = plan->active;
+            /* Every core is owned: share the active set, except cores a
+             * VM that may not share SMT siblings holds whole. */
+            cpuset_andnot(&set, &plan->active, &st->smt_private);
+        }
+        if (cpuset_empty(&set)) {
+            cpuset_andnot(&set, usable, &st->smt_private);
+            cpuset_or(&plan->active, &plan->active, &set);
         }
         if (cpuset_empty(&set)) {
             set = *usable;
             cpuset_or(&plan->active, &plan->active, usable);
+        }
+        own = set;
+    } else if (st->vm_class[v] == C_ISOLATED) {
+        /* Its whole cores, every thread, for each of its vCPUs. */
+        for (uint32_t j = 0; j < st->iso_n[v]; j++) {
+            core_cpus(st, st->iso_core[vm->first_vcpu + j], usable, &set);
         }
         own = set;
     }
@@ -86,7 +98,14 @@ vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
             plan->vcpu_allowed[i] = set;
         }
     }
-    if (st->vm_class[v] == C_EXCLUSIVE) {
+    if (st->vm_class[v] == C_EXCLUSIVE && !vm->policy.share_smt) {
+        /* Its own cores' sibling threads: no other VM runs there. */
+        cpuset_zero(&own);
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            core_cpus(st, st->excl_core[vm->first_vcpu + j], usable, &own);
+        }
+        plan->vm_emulator[v] = own;
+    } else if (st->vm_class[v] == C_EXCLUSIVE) {
         plan->vm_emulator[v] = cpuset_empty(pool_set) ? own : *pool_set;
     } else {
         plan->vm_emulator[v] = own;
@@ -109,6 +128,7 @@ emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */
     st->unstable |= trim_pool(st, in, usable, k, st->s_recent, plan);
+    st->unstable |= iso_trim(st, in, usable, plan);
     cpuset_zero(&pool_set);
     for (unsigned i = 0; i < k && i < st->n_pool; i++) {
         core_cpus(st, st->pool[i], usable, &pool_set);

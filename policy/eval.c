@@ -100,8 +100,8 @@ pool_busy(struct pol_state *st, const struct pol_input *in,
         }
         for (unsigned s = 0; s < st->core_nsib[kc] && tc; s++) {
             unsigned c = st->core_cpu[kc][s];
-            double t = s ? (double) tc * (m->smt_capacity_pct - 100) / 100
-                         : tc;
+            double t = !s ? tc : st->sched_core ? 0
+                       : (double) tc * (m->smt_capacity_pct - 100) / 100;
             double u;
 
             if (!cpuset_has(usable, c) || t <= 0) {
@@ -151,6 +151,8 @@ eval_plan(struct pol_state *st, const struct pol_input *in,
         if (st->core_use[kc] == 1) {
             core_cpus(st, kc, usable, &p->active);    /* Own cores. */
             st->dom_act[st->core_dom[kc]] = true;
+        } else if (st->core_use[kc] == 3) {
+            core_cpus(st, kc, usable, &p->active);    /* iso.c's. */
         }
     }
     for (unsigned i = 0; i < k; i++) {
@@ -159,12 +161,18 @@ eval_plan(struct pol_state *st, const struct pol_input *in,
         cum += pool_core_cap(st, i);
     }
     misfit_place(st, in, usable, k, l, p);
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        if (st->iso_khz[di] > st->big_khz[di]) {
+            st->big_khz[di] = st->iso_khz[di];
+        }
+    }
     set_freqs(st, in, p);
     idle_awake(st, in, p);
     if (st->est_points) {
         n_need = misfit_sort_needs(st, true);
     }
     pool_busy(st, in, usable, k, cum, n_need, p);
+    iso_busy(st, in, usable, p);
     for (size_t i = 0; i < in->n_vcpus; i++) {
         uint16_t kc = st->excl_core[i];
 

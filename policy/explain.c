@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "policy/internal.h"
+#include "policy/state.h"
 
 static const char *const kind_names[POL_N_KINDS] = {
     [POL_BALANCED] = "balanced",
@@ -54,6 +55,9 @@ pol_reason_text(enum pol_reason r)
         return "unmanaged: pinned by the administrator";
     case POL_R_WARMUP:
         return "warming up: new vCPUs count as fully busy";
+    case POL_R_SMT_ISOLATED:
+        return "whole cores of its own: it may not share SMT siblings "
+               "with other VMs";
     case POL_N_REASONS:
     default:
         return "unknown";
@@ -99,5 +103,10 @@ pol_explain(const struct pol_state *st, const struct pol_input *in,
              ? "More load or ready time spreads it at once; less load "
                "packs it one core per dwell time."
              : r == POL_R_UNMANAGED ? "vpower never moves it."
+             : r == POL_R_SMT_ISOLATED ? "Its cores follow its own load; "
+               "set share_smt to pack it with other VMs."
              : "Set policy 'balanced' or end the hint/override to pack it.");
+    if (in->n_vms == plan->n_vms) {
+        iso_explain(st, in, vm, buf, len);
+    }
 }

@@ -17,11 +17,9 @@
 
 #include "policy/state.h"
 
-/* Lowest frequency of domain 'di' whose thread holds 'r' (nominal if
- * none does), with the floors and caps of level_khz(). */
-static uint32_t
-need_khz(const struct pol_state *st, const struct pol_input *in,
-         unsigned di, uint32_t r)
+uint32_t
+misfit_need_khz(const struct pol_state *st, const struct pol_input *in,
+                unsigned di, uint32_t r)
 {
     const struct pol_domain *d = &st->m->domains[di];
     unsigned top = d->nominal_opp < d->n_opps ? d->nominal_opp
@@ -136,7 +134,7 @@ misfit_place(struct pol_state *st, const struct pol_input *in,
         st->taken[b] = 1;
         kc = st->pool[b];
         di = st->core_dom[kc];
-        f = need_khz(st, in, di, (uint32_t) st->vr[i]);
+        f = misfit_need_khz(st, in, di, (uint32_t) st->vr[i]);
         st->big_core[j] = (uint16_t) kc;
         core_cpus(st, kc, usable, &p->active);
         if (f > st->big_khz[di]) {

@@ -29,7 +29,8 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
     int best = -1;
 
     for (unsigned k = 0; k < st->n_cores; k++) {
-        if (!st->core_use[k] && core_usable_threads(st, k, usable)) {
+        if (!st->core_use[k] && core_usable_threads(st, k, usable)
+            && iso_core_ok(st, in, v, k)) {
             free_per_pkg[core_pkg(st, k)]++;
             n_free++;
         }
@@ -44,7 +45,8 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
 
         st->excl_core[i] = NO_CORE;
         if (st->prev_key[i] == key && k != NO_CORE && k < st->n_cores
-            && !st->core_use[k] && core_usable_threads(st, k, usable)) {
+            && !st->core_use[k] && core_usable_threads(st, k, usable)
+            && iso_core_ok(st, in, v, k)) {
             st->excl_core[i] = k;
             st->core_use[k] = 1;
             free_per_pkg[core_pkg(st, k)]--;
@@ -69,6 +71,7 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
 
             for (k = 0; k < st->n_cores; k++) {
                 if (!st->core_use[k] && core_usable_threads(st, k, usable)
+                    && iso_core_ok(st, in, v, k)
                     && (pass || (int) core_pkg(st, k) == best)) {
                     break;
                 }
@@ -121,8 +124,17 @@ own_classify(struct pol_state *st, const struct pol_input *in)
     for (size_t i = 0; i < in->n_vcpus; i++) {
         st->excl_core[i] = NO_CORE;
     }
+    cpuset_zero(&st->fixed_all);
+    cpuset_zero(&st->smt_private);
+    for (size_t v = 0; v < in->n_vms; v++) {
+        if (st->vm_class[v] == C_UNMANAGED) {
+            cpuset_or(&st->fixed_all, &st->fixed_all, &in->vms[v].fixed);
+        }
+    }
 
-    /* Unmanaged load stays on its fixed CPUs. */
+    /* Unmanaged load stays on its fixed CPUs.  The cores of one that may
+     * not share SMT siblings leave the pool (core_use 3): awake for it,
+     * no other VM's vCPU on their usable threads (iso.c). */
     for (size_t v = 0; v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
         struct cpuset fx;
@@ -141,7 +153,12 @@ own_classify(struct pol_state *st, const struct pol_input *in)
             unsigned kc = st->core_of_cpu[c];
 
             st->core_fixed[kc] += (uint32_t) (sum / n);
-            if (cpuset_has(&st->usable, (unsigned) c) && !st->core_use[kc]) {
+            if (!vm->policy.share_smt && !in->sched_core
+                && core_usable_threads(st, kc, &st->usable)) {
+                st->core_use[kc] = 3;
+                core_cpus(st, kc, &st->usable, &st->smt_private);
+            } else if (cpuset_has(&st->usable, (unsigned) c)
+                       && !st->core_use[kc]) {
                 st->core_use[kc] = 2;
             }
         }

@@ -40,7 +40,13 @@ struct pol_vm_policy {
                               * latency) on every core the VM may use. */
     uint32_t min_freq_khz;   /* 0 = none; floor for the VM's domains. */
     bool never_offline;      /* Cores this VM may use are never offlined. */
-    bool share_smt;          /* May share SMT siblings with other VMs. */
+    bool share_smt;          /* May share SMT siblings with other VMs
+                              * (the default).  False: no core whose
+                              * thread runs one of its vCPUs runs
+                              * another VM's vCPU on a sibling thread,
+                              * neither in the plan nor in the allowed
+                              * sets (docs/policy.md, "SMT isolation").
+                              * Zero-initialised callers must set it. */
 };
 
 /* Guest hints, already validated and rate-limited by the manager.  Times
@@ -132,6 +138,13 @@ struct pol_input {
      * the kernel does not spread a packed set evenly at the 1 s scale. */
     const uint32_t *cpu_busy_ppm;
     const uint32_t *cpu_ran_khz;
+    /* Core scheduling is on (libvirt's qemu.conf 'sched_core' other than
+     * "none"): the kernel never runs vCPUs of two VMs on sibling threads
+     * at once.  VMs that may not share siblings (share_smt false) then
+     * need no cores of their own, and the pool counts no SMT gain: a
+     * core's second thread adds capacity only for the same VM's vCPUs,
+     * which the pool's estimate cannot count on. */
+    bool sched_core;
 };
 
 struct pol_config {
@@ -168,6 +181,8 @@ enum pol_reason {
     POL_R_READY_SPREAD,      /* Spread: ready time above threshold. */
     POL_R_UNMANAGED,         /* Static pinning by the admin. */
     POL_R_WARMUP,            /* Not enough samples yet: left spread. */
+    POL_R_SMT_ISOLATED,      /* Whole cores of its own: may not share
+                              * SMT siblings with other VMs. */
     POL_N_REASONS
 };
 const char *pol_reason_text(enum pol_reason);
@@ -211,7 +226,10 @@ void pol_state_destroy(struct pol_state *);   /* NULL is fine. */
  * nothing changes).  Returns 0, or -EINVAL if a vCPU names a VM out of
  * range or a VM's vCPU range is outside 'vcpus'.  Guarantees: every
  * managed vCPU's allowed set is non-empty and inside managed & online &
- * active; performance VMs never share a physical core; no active core is
+ * active; performance VMs never share a physical core; a VM with
+ * share_smt false shares no core with another VM's vCPUs (allowed sets
+ * included) unless no free core is left for it (pol_explain() says so)
+ * or in->sched_core; no active core is
  * planned over capacity * (100 - headroom)% unless all managed cores are
  * already active.  Updates 'st'. */
 int pol_decide(struct pol_state *st, const struct pol_input *in,

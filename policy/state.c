@@ -56,6 +56,13 @@ pol_state_destroy(struct pol_state *st)
     free(st->big_since);
     free(st->vslow);
     free(st->need_sorted);
+    free(st->vm_smt);
+    free(st->iso_n);
+    free(st->iso_need);
+    free(st->iso_rmax);
+    free(st->iso_cap);
+    free(st->iso_core);
+    free(st->iso_key);
     free(st);
 }
 
@@ -155,6 +162,18 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     st->big_since = calloc(n, sizeof *st->big_since);
     st->vslow = calloc(n, sizeof *st->vslow);
     st->need_sorted = calloc(n, sizeof *st->need_sorted);
+    st->vm_smt = calloc(n, sizeof *st->vm_smt);
+    st->iso_n = calloc(n, sizeof *st->iso_n);
+    st->iso_need = calloc(n, sizeof *st->iso_need);
+    st->iso_rmax = calloc(n, sizeof *st->iso_rmax);
+    st->iso_cap = calloc(n, sizeof *st->iso_cap);
+    st->iso_core = calloc(n, sizeof *st->iso_core);
+    st->iso_key = calloc(n, sizeof *st->iso_key);
+    if (!st->vm_smt || !st->iso_n || !st->iso_need || !st->iso_rmax
+        || !st->iso_cap || !st->iso_core || !st->iso_key) {
+        pol_state_destroy(st);
+        return NULL;
+    }
     if (!st->bigc || !st->big_core || !st->vr || !st->vavg || !st->vvar
         || !st->vlast || !st->prev_big || !st->big_prev
         || !st->need_sorted || !st->big_since || !st->vslow) {
@@ -168,7 +187,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        st->prev_core[i] = st->big_prev[i] = NO_CORE;
+        st->prev_core[i] = st->big_prev[i] = st->iso_core[i] = NO_CORE;
     }
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];

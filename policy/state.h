@@ -39,6 +39,19 @@ enum vm_class {
     C_UNMANAGED,
     C_EXCLUSIVE,             /* Own cores. */
     C_PACKED,
+    C_ISOLATED,              /* Whole cores of its own, shared by its
+                              * vCPUs only (share_smt false; iso.c). */
+};
+
+/* How a VM's share_smt false is held (pol_explain()). */
+enum smt_how {
+    SMT_SHARES = 0,          /* share_smt true: nothing to hold. */
+    SMT_OWN,                 /* Own cores: whole cores already. */
+    SMT_GROUP,               /* C_ISOLATED: whole cores of its own. */
+    SMT_KERNEL,              /* Core scheduling keeps VMs apart. */
+    SMT_FIXED,               /* Unmanaged: its fixed cores leave the
+                              * pool. */
+    SMT_NO_CORE,             /* Not held: no free core was left. */
 };
 
 struct pol_state {
@@ -74,7 +87,9 @@ struct pol_state {
                                          * this domain's point. */
 
     /* Per-decision scratch (no allocation in pol_decide). */
-    uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed. */
+    uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed (in
+                                          * the pool), 3 one no-share
+                                          * VM's (iso.c; not pooled). */
     uint32_t core_fixed[POL_MAX_CPUS];   /* Unmanaged load on the core. */
     uint16_t pool[POL_MAX_CPUS];         /* Packed-pool cores in order. */
     uint8_t pool_nt[POL_MAX_CPUS];       /* Usable threads per pool core. */
@@ -128,6 +143,25 @@ struct pol_state {
                                           * cores at the per-core points
                                           * of their share (top_pool()). */
     uint32_t nom_cap[POL_MAX_DOMAINS];   /* One thread at nominal. */
+
+    /* SMT isolation (iso.c). */
+    struct cpuset fixed_all;             /* Unmanaged VMs' fixed CPUs. */
+    struct cpuset smt_private;           /* CPUs of cores that one
+                                          * no-share VM holds whole. */
+    bool sched_core;                     /* in->sched_core. */
+    uint8_t *vm_smt;                     /* [max_vcpus] enum smt_how. */
+    uint16_t *iso_n;                     /* [max_vcpus] per VM: cores. */
+    float *iso_need;                     /* [max_vcpus] per VM: need. */
+    float *iso_rmax;                     /* [max_vcpus] per VM: largest
+                                          * one-vCPU need. */
+    uint32_t *iso_cap;                   /* [max_vcpus] per VM: its
+                                          * cores' capacity at nominal. */
+    uint16_t *iso_core;                  /* [max_vcpus] per vCPU: core
+                                          * j of its VM's group (j < n)
+                                          * or NO_CORE. */
+    uint32_t *iso_key;                   /* [max_vcpus] whose it was. */
+    uint32_t iso_khz[POL_MAX_DOMAINS];   /* Point the groups' cores of
+                                          * each domain need. */
 
     uint8_t *vm_class;                   /* [max_vcpus] per VM. */
     uint8_t *vm_reason;
@@ -221,8 +255,8 @@ pool_core_cap(const struct pol_state *st, unsigned i)
 {
     unsigned kc = st->pool[i];
     uint32_t tc = st->lvl_cap[st->core_dom[kc]];
-    uint32_t cc = st->pool_nt[i] > 1 ? pct_of(tc, st->m->smt_capacity_pct)
-                                     : tc;
+    uint32_t cc = st->pool_nt[i] > 1 && !st->sched_core
+                  ? pct_of(tc, st->m->smt_capacity_pct) : tc;
 
     return cc > st->core_fixed[kc] ? cc - st->core_fixed[kc] : 0;
 }
@@ -289,6 +323,41 @@ void own_classify(struct pol_state *st, const struct pol_input *in);
  * decision and forgets misfit history of vCPUs that changed. */
 void own_assign(struct pol_state *st, const struct pol_input *in);
 
+/* ---- iso.c: SMT isolation ------------------------------------------- */
+
+/* Step 3b: whole cores of its own (core_use 3, iso_core) for each packed
+ * VM with share_smt false, sized by its own aggregate demand at nominal
+ * (the pool's estimator), at least one while free cores remain, growing
+ * at once and shrinking only with the packing margin; none under
+ * in->sched_core.  Sets vm_class C_ISOLATED, vm_smt, smt_private. */
+void iso_assign(struct pol_state *st, const struct pol_input *in);
+
+/* After demand_floors(): iso_khz, the lowest point per domain at which
+ * each group's cores hold its demand (floors, boosts, caps applied). */
+void iso_points(struct pol_state *st, const struct pol_input *in);
+
+/* The expected busy time of the cores with core_use 3 of plan 'p' into
+ * st->busy_ppm: each group's average load shared evenly over its cores,
+ * an unmanaged no-share VM's load on its fixed cores. */
+void iso_busy(struct pol_state *st, const struct pol_input *in,
+              const struct cpuset *usable, struct pol_plan *p);
+
+/* Per-core points (trim_cores()) on each group's cores, holding the
+ * group's recent demand with headroom.  Returns whether a core runs
+ * below its planned point. */
+bool iso_trim(struct pol_state *st, const struct pol_input *in,
+              const struct cpuset *usable, struct pol_plan *p);
+
+/* Whether core 'kc' may be held whole by no-share VM 'v': no CPU of it
+ * is fixed to an unmanaged VM.  True for VMs that share. */
+bool iso_core_ok(const struct pol_state *st, const struct pol_input *in,
+                 size_t v, unsigned kc);
+
+/* Appends to 'buf' what holds VM 'vm''s SMT isolation and what it cost
+ * in cores (nothing for a VM that shares). */
+void iso_explain(const struct pol_state *st, const struct pol_input *in,
+                 size_t vm, char *buf, size_t len);
+
 /* ---- pool.c: the packed pool ---------------------------------------- */
 
 /* Step 4: st->pool[] in wake order (cores with unmanaged load, then
@@ -319,6 +388,12 @@ void demand_floors(struct pol_state *st, const struct pol_input *in);
 void misfit_place(struct pol_state *st, const struct pol_input *in,
                   const struct cpuset *usable, unsigned k, unsigned l,
                   struct pol_plan *p);
+
+/* Lowest frequency of domain 'di' whose thread holds 'r' (nominal if
+ * none does), under floors, boosts and thermal caps. */
+uint32_t misfit_need_khz(const struct pol_state *st,
+                         const struct pol_input *in, unsigned di,
+                         uint32_t r);
 
 /* Remembers the own cores of the last misfit_place() as the next
  * decision will see them (prev_big, big_prev, big_since). */
@@ -375,6 +450,13 @@ bool trim_ok(const struct pol_state *st, const struct pol_input *in,
 bool trim_pool(struct pol_state *st, const struct pol_input *in,
                const struct cpuset *usable, unsigned k, double budget,
                struct pol_plan *p);
+
+/* Per-core points for the cores 'cand[0..n)' of 'p', holding 'budget'
+ * in all (trim_pool()'s rule).  Returns whether a core runs below its
+ * planned point. */
+bool trim_cores(struct pol_state *st, const struct pol_input *in,
+                const struct cpuset *usable, const uint16_t *cand,
+                unsigned n, double budget, struct pol_plan *p);
 
 /* Turbo for a lone core where the model says it pays (st->race[]). */
 void race_to_idle(struct pol_state *st, const struct pol_input *in,

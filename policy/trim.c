@@ -225,26 +225,14 @@ raise_cores(const struct pol_state *st, const struct cpuset *usable,
  * override, not for a domain with a boost (dom_max), not where race to
  * idle chose the point. */
 bool
-trim_pool(struct pol_state *st, const struct pol_input *in,
-          const struct cpuset *usable, unsigned k, double budget,
-          struct pol_plan *p)
+trim_cores(struct pol_state *st, const struct pol_input *in,
+           const struct cpuset *usable, const uint16_t *cand, unsigned n,
+           double budget, struct pol_plan *p)
 {
     bool any = false;
     uint32_t top_of[POL_MAX_DOMAINS];
-    uint16_t cand[POL_MAX_CPUS];
-    unsigned n = 0;
     double total = 0;
 
-    /* The packed VMs' cores: the pool's, then the misfits' own cores
-     * (performance and latency-bound VMs' cores are never lowered). */
-    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
-        cand[n++] = st->pool[i];
-    }
-    for (size_t j = 0; j < st->n_bigc && n < POL_MAX_CPUS; j++) {
-        if (st->big_core[j] != NO_CORE) {
-            cand[n++] = st->big_core[j];
-        }
-    }
     /* Their capacity as planned: trimming never takes it below 'budget'
      * (the packed vCPUs' recent demand with headroom: per vCPU the
      * lesser of its average and its last period, so a burst counts at
@@ -267,4 +255,25 @@ trim_pool(struct pol_state *st, const struct pol_input *in,
         any |= p->dom_freq_khz[di] < top_of[di];
     }
     return any;
+}
+
+bool
+trim_pool(struct pol_state *st, const struct pol_input *in,
+          const struct cpuset *usable, unsigned k, double budget,
+          struct pol_plan *p)
+{
+    uint16_t cand[POL_MAX_CPUS];
+    unsigned n = 0;
+
+    /* The packed VMs' cores: the pool's, then the misfits' own cores
+     * (performance and latency-bound VMs' cores are never lowered). */
+    for (unsigned i = 0; i < k && i < st->n_pool; i++) {
+        cand[n++] = st->pool[i];
+    }
+    for (size_t j = 0; j < st->n_bigc && n < POL_MAX_CPUS; j++) {
+        if (st->big_core[j] != NO_CORE) {
+            cand[n++] = st->big_core[j];
+        }
+    }
+    return trim_cores(st, in, usable, cand, n, budget, p);
 }

@@ -107,6 +107,7 @@ bench_decide(const char *srcdir)
         vms[i].id = i;
         vms[i].first_vcpu = i;
         vms[i].n_vcpus = 1;
+        vms[i].policy.share_smt = true;
         vcpus[i].vm = i;
         vcpus[i].cpu = (int32_t) (i % m.n_cpus);
     }

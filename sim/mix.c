@@ -72,6 +72,16 @@ mix_parse(const char *text, struct mix_spec *spec, char *err,
 }
 
 void
+mix_default(size_t n_vms, struct pol_vm_policy *out)
+{
+    memset(out, 0, n_vms * sizeof *out);
+    for (size_t i = 0; i < n_vms; i++) {
+        out[i].kind = POL_BALANCED;
+        out[i].share_smt = true;
+    }
+}
+
+void
 mix_assign(const struct mix_spec *spec, size_t n_vms, uint64_t seed,
            struct pol_vm_policy *out)
 {
@@ -80,7 +90,7 @@ mix_assign(const struct mix_spec *spec, size_t n_vms, uint64_t seed,
     uint64_t n100 = 0;
     struct rng r;
 
-    memset(out, 0, n_vms * sizeof *out);
+    mix_default(n_vms, out);
     for (int k = 0; k < POL_N_KINDS; k++) {
         uint64_t x = (uint64_t) spec->pct_centi[k] * n_vms;
 
@@ -178,7 +188,7 @@ mix_load_file(const char *path, const struct trace_set *ts,
      * then parsed line by line from memory. */
     int rc = trace_read_path(path, 0, &text, &len, err, errlen);
 
-    memset(out, 0, ts->n_vms * sizeof *out);
+    mix_default(ts->n_vms, out);
     if (rc || len == 0) {
         if (!rc) {
             free(text);               /* No lines: every VM balanced. */

@@ -31,15 +31,20 @@ struct mix_spec {
 int mix_parse(const char *text, struct mix_spec *spec, char *err,
               size_t errlen);
 
-/* Writes the policy of each of 'n_vms' VMs into 'out' (zeroed first:
- * balanced, no latency bound) following 'spec', from 'seed'. */
+/* Writes the default policy into each of 'n_vms' entries of 'out':
+ * balanced, no latency bound, no floor, sharing SMT siblings (vpowerd's
+ * default). */
+void mix_default(size_t n_vms, struct pol_vm_policy *out);
+
+/* Writes the policy of each of 'n_vms' VMs into 'out' (mix_default()
+ * first) following 'spec', from 'seed'. */
 void mix_assign(const struct mix_spec *spec, size_t n_vms, uint64_t seed,
                 struct pol_vm_policy *out);
 
 /* Reads policy file 'path' for the VMs of 'ts' into 'out' ([ts->n_vms],
- * zeroed first).  Returns 0 or a negative errno with "FILE:LINE: reason"
- * in 'err' (unknown policy, unknown VM name, bad latency, a VM named
- * twice, over-long line). */
+ * mix_default() first).  Returns 0 or a negative errno with
+ * "FILE:LINE: reason" in 'err' (unknown policy, unknown VM name, bad
+ * latency, a VM named twice, over-long line). */
 int mix_load_file(const char *path, const struct trace_set *ts,
                   struct pol_vm_policy *out, char *err, size_t errlen);
 

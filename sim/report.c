@@ -110,6 +110,29 @@ text_per_vm(FILE *f, const struct report_info *ri,
     }
 }
 
+/* The mix's energy cost against vpower with every VM balanced (and,
+ * with 'n_iso' no-share VMs, sharing SMT siblings). */
+static void
+text_cost(FILE *f, const struct report_info *ri, const struct sim_result *res,
+          size_t n_iso)
+{
+    double e = res->rows[SIM_P_VPOWER].energy_j;
+
+    if (ri->balanced_energy_j <= 0) {
+        return;
+    }
+    fprintf(f, "cost of the mix: vpower %.0f J (unmet %.3f%%) vs "
+            "%.0f J (unmet %.3f%%) with every VM balanced%s: %+.0f J "
+            "(%+.2f%%)%s\n", e, res->rows[SIM_P_VPOWER].unmet_pct,
+            ri->balanced_energy_j, ri->balanced_unmet_pct,
+            n_iso ? " and sharing SMT siblings" : "",
+            e - ri->balanced_energy_j,
+            pct_of(e - ri->balanced_energy_j, ri->balanced_energy_j),
+            res->rows[SIM_P_VPOWER].unmet_pct
+            > ri->balanced_unmet_pct + 1.0
+            ? " -- not comparable: the mix serves less" : "");
+}
+
 /* Performance VMs of a policy mix: each one's ready p99 under vpower
  * against the performance baseline, and the mix's energy cost. */
 static void
@@ -118,12 +141,25 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     const struct sim_vm_row *vp = res->vm_rows[SIM_P_VPOWER];
     const struct sim_vm_row *pf = res->vm_rows[SIM_P_PERFORMANCE];
     size_t n_perf = count_kind(ri, res, POL_PERFORMANCE), n_ok = 0;
+    size_t n_iso = 0;
     double worst = 0, unmet = 0, dem = 0;
 
     fprintf(f, "policy mix: %zu performance, %zu powersave, %zu balanced "
             "VMs\n", n_perf, count_kind(ri, res, POL_POWERSAVE),
             count_kind(ri, res, POL_BALANCED));
+    for (size_t i = 0; i < res->n_vms; i++) {
+        n_iso += !ri->vm_policy[i].share_smt;
+    }
+    if (n_iso) {
+        fprintf(f, "SMT isolation: %zu of %zu VMs may not share SMT "
+                "siblings (vpower keeps other VMs off their cores); every "
+                "baseline shares siblings: not isolated\n", n_iso,
+                res->n_vms);
+    }
     if (!n_perf || !vp) {
+        if (n_iso) {
+            text_cost(f, ri, res, n_iso);
+        }
         return;
     }
     for (size_t i = 0; i < res->n_vms; i++) {
@@ -159,19 +195,7 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     }
     fprintf(f, "performance VMs' unmet demand under vpower: %.3f%%\n",
             pct_of(unmet, dem));
-    if (ri->balanced_energy_j > 0) {
-        double e = res->rows[SIM_P_VPOWER].energy_j;
-
-        fprintf(f, "cost of the mix: vpower %.0f J (unmet %.3f%%) vs "
-                "%.0f J (unmet %.3f%%) with every VM balanced: %+.0f J "
-                "(%+.2f%%)%s\n", e, res->rows[SIM_P_VPOWER].unmet_pct,
-                ri->balanced_energy_j, ri->balanced_unmet_pct,
-                e - ri->balanced_energy_j,
-                pct_of(e - ri->balanced_energy_j, ri->balanced_energy_j),
-                res->rows[SIM_P_VPOWER].unmet_pct
-                > ri->balanced_unmet_pct + 1.0
-                ? " -- not comparable: the mix serves less" : "");
-    }
+    text_cost(f, ri, res, n_iso);
 }
 
 /* Work some policies never ran: still waiting when the replay ends, so

@@ -185,6 +185,7 @@ decide_vpower(const struct sim_opts *o, struct host *hs, int p,
      * still the policy's to wake (pol_input.online). */
     in.online = in.managed;
     in.now_ns = t * UINT64_C(1000000000);
+    in.sched_core = o->sched_core;
     /* What cpuidle residency and cpufreq would show: each CPU's busy
      * share since the last decision (without the polling where vpowerd
      * has halt stats) and the frequency it ran at. */
@@ -475,6 +476,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
 
             hs->vm_index[lm] = i;
             pv->id = (uint32_t) i;
+            pv->policy.share_smt = true;
             if (o->vm_policy) {
                 pv->policy = o->vm_policy[i];
             }

@@ -82,6 +82,9 @@ struct sim_opts {
                                    * polled time (halt stats), the
                                    * baselines and SIM_P_VPOWER_NOHALT
                                    * with it (plain CPU time). */
+    bool sched_core;              /* pol_input.sched_core for vpower:
+                                   * the hosts run core scheduling (the
+                                   * execution model does not model it). */
 };
 
 /* Per-VM results of one policy (appended). */

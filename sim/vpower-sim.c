@@ -59,6 +59,11 @@ usage(FILE *f)
 "  --policy-mix SPEC     per-VM policies, e.g. performance=10%%,powersave=30%%\n"
 "                        (seeded exact counts; the rest balanced)\n"
 "  --policy-file FILE    lines 'VM POLICY [LATENCY_US]' (VM = trace file)\n"
+"  --no-share-smt        every VM may not share SMT siblings with another\n"
+"                        (vpower gives each whole cores; the baselines\n"
+"                        ignore it); also runs without and prints both\n"
+"  --sched-core          the hosts run libvirt core scheduling: vpower\n"
+"                        counts no SMT gain between VMs\n"
 "  --per-vm              per-VM ready p99 and unmet demand table\n"
 "  --thermal-cap KHZ@H[-H2]  cap package --thermal-pkg's domains at KHZ\n"
 "                        from hour 0 (or H) for H hours (or to hour H2);\n"
@@ -286,6 +291,8 @@ main(int argc, char *argv[])
         { "thermal-pkg", required_argument, NULL, 'K' },
         { "halt-poll-ns", required_argument, NULL, 'L' },
         { "signals", no_argument, NULL, 'S' },
+        { "no-share-smt", no_argument, NULL, 'I' },
+        { "sched-core", no_argument, NULL, 'C' },
         { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
     };
@@ -304,6 +311,7 @@ main(int argc, char *argv[])
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
     bool compare = false, json = false, signals = false;
+    bool no_share = false, sched_core = false;
     unsigned long long halt_ns = 200000;
     static struct pol_model model;
     struct trace_set ts;
@@ -326,6 +334,8 @@ main(int argc, char *argv[])
         case 'P': plot = optarg; break;
         case 'c': compare = true; break;
         case 'S': signals = true; break;
+        case 'I': no_share = true; break;
+        case 'C': sched_core = true; break;
         case 'L':
             if (parse_u64(optarg, 1000000000, &halt_ns)) {
                 fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "
@@ -473,20 +483,25 @@ main(int argc, char *argv[])
         return 1;
     }
     trace_set_shape(&ts, &shape);
-    if (mix_text || mix_file) {
+    if (mix_text || mix_file || no_share) {
         struct mix_spec spec;
 
         vm_pol = calloc(ts.n_vms ? ts.n_vms : 1, sizeof *vm_pol);
         if (!vm_pol) {
             abort();
         }
+        rc = 0;
+        mix_default(ts.n_vms, vm_pol);
         if (mix_text) {
             rc = mix_parse(mix_text, &spec, err, sizeof err);
             if (!rc) {
                 mix_assign(&spec, ts.n_vms, seed, vm_pol);
             }
-        } else {
+        } else if (mix_file) {
             rc = mix_load_file(mix_file, &ts, vm_pol, err, sizeof err);
+        }
+        for (size_t i = 0; no_share && i < ts.n_vms; i++) {
+            vm_pol[i].share_smt = false;
         }
         if (rc) {
             print_err("%s", err);
@@ -503,6 +518,7 @@ main(int argc, char *argv[])
     so.threads = (unsigned) threads;
     so.on_mean_s = on_mean;
     so.halt_poll_ns = (uint32_t) halt_ns;
+    so.sched_core = sched_core;
     signals |= compare;
     if (vm_pol) {
         /* The mix's cost: vpower alone with every VM balanced. */

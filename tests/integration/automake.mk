@@ -60,3 +60,7 @@ tests_integration_gch_testhost_LDADD = manager/libvpowermgr.a
 check_PROGRAMS += tests/integration/replay-check
 tests_integration_replay_check_SOURCES = tests/integration/replay-check.c
 tests_integration_replay_check_LDADD = policy/libvpowerpolicy.a -lm
+
+# SMT isolation in vpowerd on the dummy hypervisor (no root).
+dist_check_SCRIPTS += tests/integration/017-vpowerd-smt.sh
+TESTS += tests/integration/017-vpowerd-smt.sh

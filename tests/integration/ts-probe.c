@@ -125,7 +125,8 @@ policy_probe(char **argv)
     }
     struct pol_config c;
     pol_config_default(&c);
-    struct pol_vm vm = { .id = 1, .first_vcpu = 0, .n_vcpus = 2 };
+    struct pol_vm vm = { .id = 1, .first_vcpu = 0, .n_vcpus = 2,
+                         .policy.share_smt = true };
     vm.policy.kind = POL_BALANCED;
     struct pol_vcpu vc[2];
     memset(vc, 0, sizeof vc);

@@ -35,3 +35,11 @@ TESTS += tests/sim/test-record.sh tests/sim/test-plot.sh \
 	tests/sim/test-sim-input.sh
 
 EXTRA_DIST += tests/sim/data
+
+# SMT isolation and core scheduling in the simulator.
+check_PROGRAMS += tests/sim/test-smt
+TESTS += tests/sim/test-smt
+tests_sim_test_smt_SOURCES = tests/sim/test-smt.c tests/sim/check.h \
+	tests/sim/server-model.h
+tests_sim_test_smt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_smt_LDADD = $(SIM_LDADD)

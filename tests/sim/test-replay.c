@@ -51,6 +51,7 @@ main(void)
         vms[i].first_vcpu = v;
         vms[i].n_vcpus = per_vm[i];
         vms[i].policy.kind = i == 1 ? POL_PERFORMANCE : POL_BALANCED;
+        vms[i].policy.share_smt = true;
         for (uint32_t c = 0; c < per_vm[i]; c++, v++) {
             vcpus[v].vm = i;
             vcpus[v].idx = c;

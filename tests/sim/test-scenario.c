@@ -90,6 +90,7 @@ main(void)
     save = calloc(ts.n_vms, sizeof *save);
     for (size_t v = 0; save && v < ts.n_vms; v++) {
         save[v].kind = POL_POWERSAVE;
+        save[v].share_smt = true;
     }
     jd = run_json(&ts, 1, save, &d);
     report_text(stdout, &(struct report_info) { "xeon-r640-2s", dir,

@@ -25,6 +25,7 @@ static const char *const all_directives[] = {
     "manage_static_pinned", "offline_cores", "dry_run", "period_ms",
     "max_period_ms", "headroom_pct", "spread_ready_pct", "pack_dwell_ms",
     "hint_rate", "turbo", "include",
+    "default_share_smt",
 };
 
 static void
@@ -53,6 +54,27 @@ test_defaults(void **state)
     assert_int_equal(c.pack_dwell_ms, 30000);
     assert_int_equal(c.hint_rate, 20);
     assert_false(c.use_turbo);
+    assert_true(c.default_share_smt);
+}
+
+/* default_share_smt: yes by default, parsed both ways, bad values named. */
+static void
+test_default_share_smt(void **state)
+{
+    struct vpd_conf c;
+    char err[256] = "";
+
+    (void) state;
+    conf_defaults(&c);
+    assert_int_equal(conf_parse(&c, "t.conf", "default_share_smt no\n", err,
+                                sizeof err), 0);
+    assert_false(c.default_share_smt);
+    assert_int_equal(conf_parse(&c, "t.conf", "default_share_smt yes\n",
+                                err, sizeof err), 0);
+    assert_true(c.default_share_smt);
+    assert_int_equal(conf_parse(&c, "t.conf", "default_share_smt maybe\n",
+                                err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "t.conf:1: default_share_smt"));
 }
 
 static void
@@ -507,6 +529,7 @@ main(void)
         cmocka_unit_test(test_check_cpus),
         cmocka_unit_test(test_example_is_defaults),
         cmocka_unit_test(test_to_policy),
+        cmocka_unit_test(test_default_share_smt),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,11 +94,21 @@ struct world {
     uint32_t busy[POL_MAX_CPUS], khz[POL_MAX_CPUS];
 };
 
+/* Every VM of 'w' may share SMT siblings (vpowerd's default). */
+static void
+world_share(struct world *w)
+{
+    for (size_t v = 0; v < sizeof w->vms / sizeof w->vms[0]; v++) {
+        w->vms[v].policy.share_smt = true;
+    }
+}
+
 /* Resets 'w' to 'n_cpus' managed, online CPUs and no VMs. */
 static void
 world_cpus(struct world *w, unsigned n_cpus)
 {
     memset(w, 0, sizeof *w);
+    world_share(w);
     for (unsigned c = 0; c < n_cpus; c++) {
         cpuset_set(&w->in.managed, c);
         cpuset_set(&w->in.online, c);
@@ -154,6 +164,7 @@ random_world(struct world *w, unsigned n_cores, bool allow_perf)
     size_t nvm = 1 + rnd(12);
 
     memset(w, 0, sizeof *w);
+    world_share(w);
     for (unsigned c = 0; c < m->n_cpus; c++) {
         cpuset_set(&w->in.managed, c);
         cpuset_set(&w->in.online, c);
@@ -1286,6 +1297,227 @@ test_errors(void **state)
     pol_plan_destroy(p);
 }
 
+/* SMT isolation: for each VM with share_smt false, no other VM's vCPU
+ * may run (allowed sets, unmanaged VMs' fixed CPUs) on any thread of a
+ * core one of its vCPUs may run on.  Returns a message or NULL. */
+static const char *
+check_smt(const struct world *w, const struct pol_plan *p)
+{
+    static char msg[160];
+
+    for (size_t v = 0; v < w->in.n_vms; v++) {
+        const struct pol_vm *vm = &w->vms[v];
+        struct cpuset cores;
+
+        if (vm->policy.share_smt || vm->unmanaged) {
+            continue;
+        }
+        cpuset_zero(&cores);
+        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+            CPUSET_FOREACH (c, &p->vcpu_allowed[vm->first_vcpu + j]) {
+                for (unsigned s = 0; s < m->n_cpus; s++) {
+                    if (m->cpu_core[s] == m->cpu_core[c]) {
+                        cpuset_set(&cores, s);
+                    }
+                }
+            }
+        }
+        for (size_t u = 0; u < w->in.n_vms; u++) {
+            const struct pol_vm *o = &w->vms[u];
+
+            for (uint32_t j = 0; u != v && j < o->n_vcpus; j++) {
+                struct cpuset x;
+
+                cpuset_and(&x, o->unmanaged ? &o->fixed
+                                            : &p->vcpu_allowed[
+                                                o->first_vcpu + j],
+                           &cores);
+                if (!cpuset_empty(&x)) {
+                    snprintf(msg, sizeof msg, "no-share VM %u and VM %u "
+                             "may run on threads of one core", vm->id,
+                             o->id);
+                    return msg;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Random plans on sibling topologies (SMT 2 always): a third of the VMs
+ * may not share siblings, sometimes one VM is unmanaged on a random CPU;
+ * three decisions with new loads each.  check_smt() must hold in every
+ * plan unless too few cores are free (one per no-share VM, one per
+ * performance vCPU, one for the pool), where the explanation must say
+ * it does not. */
+static void
+test_smt_random(void **state)
+{
+    const char *env = getenv("VPOWER_SEED");
+    uint64_t seed0 = env ? strtoull(env, NULL, 0) : 20261205;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    static struct world w;
+    unsigned cases = env ? 1 : 400, n_iso = 0, n_short = 0;
+    char text[1024];
+
+    (void) state;
+    for (unsigned i = 0; i < cases; i++) {
+        uint64_t seed = seed0 + i;
+        struct pol_config cfg;
+        struct pol_state *st;
+        unsigned n_cores, need = 1, n_free;
+        bool unmanaged = false;
+
+        rng = seed;
+        do {
+            random_model(&n_cores);
+        } while (m->n_cpus == n_cores);
+        random_world(&w, n_cores, true);
+        if (rnd(4) == 0 && w.in.n_vms > 1) {
+            struct pol_vm *u = &w.vms[w.in.n_vms - 1];
+
+            u->unmanaged = unmanaged = true;
+            cpuset_zero(&u->fixed);
+            cpuset_set(&u->fixed, rnd(m->n_cpus));
+            u->policy.share_smt = rnd(2);
+            need++;
+        }
+        for (size_t v = 0; v < w.in.n_vms; v++) {
+            if (!w.vms[v].unmanaged && rnd(3) == 0) {
+                w.vms[v].policy.share_smt = false;
+            }
+            need += w.vms[v].policy.kind == POL_PERFORMANCE
+                    ? w.vms[v].n_vcpus : !w.vms[v].policy.share_smt;
+        }
+        n_free = n_cores - (cpuset_count(&w.in.online) < m->n_cpus);
+        pol_config_default(&cfg);
+        cfg.allow_offline = rnd(2);
+        st = pol_state_create(m, &cfg);
+        assert_non_null(st);
+        for (int round = 0; round < 3; round++) {
+            const char *msg;
+
+            assert_int_equal(pol_decide(st, &w.in, p), 0);
+            msg = unmanaged ? NULL : check_plan(&w, p, &cfg);
+            if (!msg && need <= n_free) {
+                msg = check_smt(&w, p);
+            }
+            for (size_t v = 0; !msg && v < w.in.n_vms; v++) {
+                pol_explain(st, &w.in, p, v, text, sizeof text);
+                if (strstr(text, "NOT held") && need <= n_free) {
+                    msg = "isolation not held with cores free";
+                }
+                n_iso += p->vm_reason[v] == POL_R_SMT_ISOLATED;
+                n_short += strstr(text, "NOT held") != NULL;
+            }
+            if (msg) {
+                fail_msg("seed %llu round %d: %s", (unsigned long long) seed,
+                         round, msg);
+            }
+            for (size_t j = 0; j < w.in.n_vcpus; j++) {
+                random_load(&w.vcpus[j].load, 700);
+            }
+            w.in.now_ns += 31 * SEC;
+        }
+        pol_state_destroy(st);
+    }
+    assert_true(n_iso > cases / 2);
+    print_message("%u random cases from seed %llu: %u isolated VM plans, "
+                  "%u not held (too few cores)\n", cases,
+                  (unsigned long long) seed0, n_iso, n_short);
+    pol_plan_destroy(p);
+}
+
+/* Two 1-vCPU VMs of 100 units (125 with headroom) on 4 cores x 2
+ * threads: sharing, they fit one core's two threads; VM 0 no-share gets
+ * a whole core of its own (both threads, its emulator too), VM 1 the
+ * pool, and the explanation says isolation cost a core.  Under core
+ * scheduling VM 0 is pooled again and the pool counts no SMT gain. */
+static void
+test_smt_cost(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    char err[128], text[1024];
+    unsigned n_share, n_iso;
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
+                        "package 0 0-7 9000 3000\n"
+                        "domain 0-7 per-core\n"
+                        "opp 1000000 410 1800\nopp 1800000 737 4100\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    pol_config_default(&cfg);
+    world_vms(&w, 8, 2, 1, 100, 0);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    n_share = cpuset_count(&p->active);
+    assert_true(cpuset_has(&p->vcpu_allowed[0], 0)
+                || cpuset_has(&p->vcpu_allowed[0], 4));
+    pol_state_destroy(st);
+
+    w.vms[0].policy.share_smt = false;
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    n_iso = cpuset_count(&p->active);
+    assert_int_equal(n_iso, n_share + 2);
+    assert_int_equal(p->vm_reason[0], POL_R_SMT_ISOLATED);
+    assert_int_equal(cpuset_count(&p->vcpu_allowed[0]), 2);
+    assert_true(cpuset_equal(&p->vm_emulator[0], &p->vcpu_allowed[0]));
+    assert_null(check_smt(&w, p));
+    pol_explain(st, &w.in, p, 0, text, sizeof text);
+    assert_non_null(strstr(text, "isolation cost 0.9 core"));
+    pol_explain(st, &w.in, p, 1, text, sizeof text);
+    assert_null(strstr(text, "SMT isolation"));
+    /* Again with the same input: nothing moves. */
+    {
+        struct pol_plan *q = pol_plan_create(64, 512);
+        struct pol_action acts[64];
+
+        w.in.now_ns += SEC;
+        assert_int_equal(pol_decide(st, &w.in, q), 0);
+        assert_int_equal(pol_plan_diff(p, q, acts, 64), 0);
+        pol_plan_destroy(q);
+    }
+    pol_state_destroy(st);
+
+    /* Core scheduling: pooled. */
+    w.in.sched_core = true;
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(p->vm_reason[0], POL_R_PACKED);
+    assert_int_equal(cpuset_count(&p->active), n_share);
+    pol_explain(st, &w.in, p, 0, text, sizeof text);
+    assert_non_null(strstr(text, "core scheduling"));
+    pol_state_destroy(st);
+    /* And without SMT gain between VMs: at one operating point, two VMs
+     * of 400 (1000 with headroom, 1100 with the packing margin) fit one
+     * core's two threads (1280), not one thread (1024). */
+    if (pol_model_parse(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
+                        "package 0 0-7 9000 3000\n"
+                        "domain 0-7 per-core\n"
+                        "opp 2500000 1024 7300\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    for (int sc = 0; sc < 2; sc++) {
+        world_vms(&w, 8, 2, 1, 400, 0);
+        w.in.sched_core = sc;
+        st = pol_state_create(m, &cfg);
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(cpuset_count(&p->active), sc ? 4 : 2);
+        pol_state_destroy(st);
+    }
+    pol_plan_destroy(p);
+}
+
 /* The size make bench times (256 CPUs, 2 x 64 cores SMT2, 1024 vCPUs,
  * one VM in 16 performance): twenty decisions succeed and the last plan
  * keeps the contract.  Its speed is make bench's to report, not a unit
@@ -1322,6 +1554,7 @@ test_large_host(void **state)
         vms[v].first_vcpu = v * 4;
         vms[v].n_vcpus = 4;
         vms[v].policy.kind = v % 16 == 0 ? POL_PERFORMANCE : POL_BALANCED;
+        vms[v].policy.share_smt = true;
         for (unsigned j = 0; j < 4; j++) {
             vcpus[v * 4 + j].vm = v;
             vcpus[v * 4 + j].idx = j;
@@ -1469,6 +1702,8 @@ main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_large_host),
         cmocka_unit_test(test_top_pool),
+        cmocka_unit_test(test_smt_random),
+        cmocka_unit_test(test_smt_cost),
     };
     int r;
 

@@ -87,6 +87,8 @@ test_good_requests(void **state)
     assert_int_equal(r.policy.kind, POL_POWERSAVE);
     assert_int_equal(r.policy.latency_us, 0);
     assert_int_equal(r.policy.min_freq_khz, 0);
+    assert_false(r.policy.never_offline);
+    assert_true(r.policy.share_smt);        /* Absent: may share. */
     assert_int_equal(parse("{\"version\":1,\"id\":6,\"cmd\":\"override\","
                            "\"args\":{\"mode\":\"performance\"}}", &r),
                      PROTO_OK);
