@@ -63,7 +63,7 @@ usage(FILE *f)
 "  --thermal-pkg N       package the cap applies to (default 0)\n"
 "  --migration-cost MIG[,PIN]  run time a vCPU loses to each move to\n"
 "                        another core and to each change of its allowed\n"
-"                        set, us (500,20; 0 = free); every policy\n");
+"                        set, us (500,20; 0,0 = free); every policy\n");
 }
 
 static int
