@@ -116,6 +116,158 @@ dom_util(const struct pol_model *m, unsigned d, const double *util)
     return best;
 }
 
+/* fits_capacity(): util with the 20 % margin below capacity. */
+static bool
+fits(double util, double cap)
+{
+    return util * 1.25 < cap;
+}
+
+/* The energy model's estimate for domain 'd' with per-CPU utilisation
+ * 'util' (em_cpu_energy()): the point schedutil would pick for its
+ * busiest CPU, then that point's power per unit of capacity times the
+ * domain's summed utilisation.  CPU power only, as the kernel's model. */
+static double
+eas_pd_energy(const struct pol_model *m, unsigned d, const double *util)
+{
+    const struct pol_domain *dom = &m->domains[d];
+    double sum = 0, khz;
+    unsigned o;
+
+    CPUSET_FOREACH (c, &dom->cpus) {
+        sum += util[c];
+    }
+    khz = baseline_rule_khz(BL_SCHEDUTIL, m, d, dom_util(m, d, util));
+    for (o = 0; o + 1 < dom->n_opps && dom->opps[o].freq_khz < khz; o++) {
+        continue;
+    }
+    return dom->opps[o].capacity
+           ? dom->opps[o].busy_mw * sum / dom->opps[o].capacity : 0;
+}
+
+/* Whether CPUs of 'm' differ in capacity at their highest points. */
+static bool
+asymmetric(const struct pol_model *m)
+{
+    for (unsigned d = 1; d < m->n_domains; d++) {
+        if (m->domains[d].opps[top_opp(&m->domains[d])].capacity
+            != m->domains[0].opps[top_opp(&m->domains[0])].capacity) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The load balancer's misfit rule when overutilized: a vCPU whose
+ * utilisation does not fit its CPU (with the 20 % margin) moves to the
+ * CPU of its set with more capacity and the most spare capacity. */
+static void
+eas_misfits(struct exec_host *h, double *util, const double *maxcap)
+{
+    const struct pol_model *m = h->m;
+
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        int32_t prev = h->vcpu_home[v], pick = -1;
+        double u = h->served[v];
+
+        if (prev < 0 || u <= 0 || fits(u, maxcap[prev])) {
+            continue;
+        }
+        for (unsigned c = 0; c < m->n_cpus; c++) {
+            if (maxcap[c] > maxcap[prev] && exec_may_home(h, v, c)
+                && (pick < 0 || maxcap[c] - util[c]
+                                > maxcap[pick] - util[pick])) {
+                pick = (int32_t) c;
+            }
+        }
+        if (pick >= 0) {
+            util[prev] -= u;
+            util[pick] += u;
+            exec_set_home(h, v, (unsigned) pick);
+        }
+    }
+}
+
+void
+baseline_eas_place(struct exec_host *h)
+{
+    const struct pol_model *m = h->m;
+    double util[POL_MAX_CPUS], maxcap[POL_MAX_CPUS];
+
+    if (!asymmetric(m)) {
+        return;
+    }
+    memset(util, 0, m->n_cpus * sizeof *util);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        const struct pol_domain *dom = &m->domains[m->cpu_domain[c]];
+
+        maxcap[c] = dom->opps[top_opp(dom)].capacity;
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        if (h->vcpu_home[v] >= 0) {
+            util[h->vcpu_home[v]] += h->served[v];
+        }
+    }
+    /* Overutilized: a CPU above 80 % of its capacity turns EAS off; the
+     * load balancer then moves misfit tasks up. */
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        if (!fits(util[c], maxcap[c]) && util[c] > 0) {
+            eas_misfits(h, util, maxcap);
+            return;
+        }
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        int32_t prev = h->vcpu_home[v], best = -1;
+        double u = h->served[v], best_delta = 0;
+        int32_t cand[POL_MAX_DOMAINS + 1];
+        unsigned n = 0;
+
+        if (prev < 0) {
+            continue;
+        }
+        util[prev] -= u;
+        /* Candidates: the previous CPU and, per domain, the CPU of the
+         * vCPU's set with the most spare capacity that fits it. */
+        if (fits(util[prev] + u, maxcap[prev])) {
+            cand[n++] = prev;
+        }
+        for (unsigned d = 0; d < m->n_domains; d++) {
+            int32_t pick = -1;
+
+            CPUSET_FOREACH (c, &m->domains[d].cpus) {
+                if (!exec_may_home(h, v, (unsigned) c)) {
+                    continue;
+                }
+                if (fits(util[c] + u, maxcap[c])
+                    && (pick < 0 || maxcap[c] - util[c]
+                                    > maxcap[pick] - util[pick])) {
+                    pick = c;
+                }
+            }
+            if (pick >= 0 && pick != prev) {
+                cand[n++] = pick;
+            }
+        }
+        for (unsigned i = 0; i < n; i++) {
+            unsigned d = m->cpu_domain[cand[i]];
+            double before = eas_pd_energy(m, d, util), delta;
+
+            util[cand[i]] += u;
+            delta = eas_pd_energy(m, d, util) - before;
+            util[cand[i]] -= u;
+            if (best < 0 || delta < best_delta) {
+                best = cand[i];
+                best_delta = delta;
+            }
+        }
+        if (best < 0) {
+            best = prev;
+        }
+        util[best] += u;
+        exec_set_home(h, v, (unsigned) best);
+    }
+}
+
 void
 baseline_step_freqs(enum baseline_kind kind, struct exec_host *h,
                     const float *demand, uint32_t *dom_freq_khz)
@@ -128,6 +280,9 @@ baseline_step_freqs(enum baseline_kind kind, struct exec_host *h,
     if (!baseline_follows_step(kind)) {
         baseline_freqs(kind, h, dom_freq_khz);
         return;
+    }
+    if (kind == BL_SCHEDUTIL) {
+        baseline_eas_place(h);
     }
     memcpy(dom_freq_khz, h->plan->dom_freq_khz,
            m->n_domains * sizeof *dom_freq_khz);

@@ -39,7 +39,8 @@ const char *baseline_name(enum baseline_kind);
  * for; baseline_step_freqs() gives it. */
 bool baseline_follows_step(enum baseline_kind kind);
 
-/* The frequencies 'kind' settles on for the coming step of host 'h',
+/* The frequencies 'kind' settles on for the coming step of host 'h'
+ * (schedutil places vCPUs with baseline_eas_place() first),
  * whose vCPUs get the new demands 'demand' (as for exec_step()): its
  * rule applied to the per-CPU utilisation exec_probe_util() measures at
  * its own choice, iterated to the fixed point (at most a few rounds;
@@ -48,6 +49,25 @@ bool baseline_follows_step(enum baseline_kind kind);
  * For kinds that do not follow the step, baseline_freqs(). */
 void baseline_step_freqs(enum baseline_kind kind, struct exec_host *h,
                          const float *demand, uint32_t *dom_freq_khz);
+
+/* Energy-aware placement on a model whose CPUs differ in capacity
+ * (Arm big.LITTLE; a no-op on symmetric models), as the kernel's
+ * find_energy_efficient_cpu() does at each wake-up, for the schedutil
+ * row (baseline_step_freqs() calls it first; sched-noturbo keeps the
+ * scheduler's default placement, so on a model without turbo points it
+ * is schedutil without EAS).  If a CPU is
+ * overutilized (utilisation above 80 % of its capacity), EAS is off and
+ * the load balancer moves each misfit vCPU (one that does not fit its
+ * CPU with a 20 % margin) to the CPU of its set with more capacity and
+ * the most spare.  Otherwise each vCPU in
+ * turn, with its last step's work as its utilisation, goes to the
+ * candidate (its previous CPU, and per domain the CPU of its set with
+ * the most spare capacity that fits it with a 20 % margin) where the
+ * energy model's estimate grows least: the point schedutil would pick
+ * for the domain's busiest CPU, its power per unit of capacity times
+ * the domain's summed utilisation.  Ties keep the previous CPU.  Moves
+ * go through exec_set_home(), so they are charged. */
+void baseline_eas_place(struct exec_host *h);
 
 /* The frequency 'kind''s rule picks for domain 'd' of 'm' when the
  * busiest CPU of the domain has utilisation 'util' (capacity units:

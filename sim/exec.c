@@ -7,6 +7,7 @@
 
 #include "sim/exec.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -622,6 +623,47 @@ exec_charge_moves(struct exec_host *h, const struct cpuset *old_sets,
             h->overhead_work += w;
         }
     }
+}
+
+bool
+exec_may_home(const struct exec_host *h, size_t v, unsigned cpu)
+{
+    return v < h->n_vcpus && cpu < h->m->n_cpus
+           && !cpuset_has(&h->plan->offline, cpu)
+           && cpuset_has(&h->groups[h->vcpu_group[v]].set, cpu);
+}
+
+int
+exec_set_home(struct exec_host *h, size_t v, unsigned cpu)
+{
+    const struct pol_model *m = h->m;
+    int32_t o;
+
+    if (!exec_may_home(h, v, cpu)) {
+        return -EINVAL;
+    }
+    o = h->vcpu_home[v];
+    if (o == (int32_t) cpu) {
+        return 0;
+    }
+    if (o >= 0) {
+        h->cpu_homed[o]--;
+        h->core_homed[m->cpu_core[o]]--;
+        h->pkg_homed[m->domains[m->cpu_domain[o]].pkg]--;
+    }
+    h->vcpu_home[v] = (int32_t) cpu;
+    h->cpu_homed[cpu]++;
+    h->core_homed[m->cpu_core[cpu]]++;
+    h->pkg_homed[m->domains[m->cpu_domain[cpu]].pkg]++;
+    if (o >= 0 && m->cpu_core[o] != m->cpu_core[cpu]) {
+        double w = h->mig_cost_s * h->vcpu_rate[v];
+
+        h->migrations++;
+        h->backlog[v] += w;
+        h->demand_work += w;
+        h->overhead_work += w;
+    }
+    return 0;
 }
 
 /* New wants (backlog plus 'demand'), then every group served: fills

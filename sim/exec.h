@@ -172,6 +172,15 @@ void exec_apply_freqs(struct exec_host *h, const uint32_t *dom_freq_khz);
 void exec_charge_moves(struct exec_host *h, const struct cpuset *old_sets,
                        const int32_t *old_home);
 
+/* Moves vCPU 'v''s home to 'cpu' (which must be online and in its
+ * allowed set; returns -EINVAL otherwise), as the kernel's wake-up path
+ * does when it places a task elsewhere: no allowed set changes; a move
+ * to another physical core is charged as in exec_charge_moves(). */
+int exec_set_home(struct exec_host *h, size_t v, unsigned cpu);
+
+/* Whether exec_set_home(h, v, cpu) would accept 'cpu'. */
+bool exec_may_home(const struct exec_host *h, size_t v, unsigned cpu);
+
 /* Busy fractions '*ba', '*bb' of the two threads of one core that run
  * 'wa' and 'wb' capacity-unit-seconds in one second at one thread's
  * capacity 'cap', with SMT throughput 'smt' (1.25 = both threads

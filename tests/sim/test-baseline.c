@@ -7,7 +7,8 @@
  * 3.0 GHz turbo point, capacity linear in frequency (400, 800, 1024,
  * 1229).  "percore" gives each core its own clock, "shared" one clock
  * for both.  Halt polling is off, so a thread's utilisation is its
- * guest work alone. */
+ * guest work alone.  A third model, one big and one LITTLE CPU, tests
+ * the energy-aware placement of schedutil's rows. */
 
 #include <config.h>
 
@@ -32,7 +33,16 @@ static const char percore_text[] =
     MODEL_HEAD "domain 0-1\n" OPPS "domain 2-3\n" OPPS;
 static const char shared_text[] = MODEL_HEAD "domain 0-3\n" OPPS;
 
-static struct pol_model percore, shared;
+/* Juno-like: CPU 0 big (1024 at 1.1 GHz), CPU 1 LITTLE (447 at its
+ * highest point), each its own domain. */
+static const char biglittle_text[] =
+    "name bl\ncpus 2\nplatform 0\npackage 0 0-1 0 0\n"
+    "domain 0\n    opp  450000  417 168\n    opp 1100000 1024 616\n"
+    "    idle WFI 1 1 15\n"
+    "domain 1\n    opp  450000  235  33\n    opp  850000  447  93\n"
+    "    idle WFI 1 1 6\n";
+
+static struct pol_model percore, shared, biglittle;
 
 static int
 parse(struct pol_model *m, const char *text)
@@ -242,10 +252,51 @@ test_moves(void)
     pol_plan_destroy(p);
 }
 
+/* EAS between a big and a LITTLE core: a floating vCPU starts on the
+ * big CPU 0 (least loaded, lowest id).  With 100 units of work the
+ * estimate is 168/417 * 100 = 40.3 on the big core's lowest point and
+ * 33/235 * 100 = 14.0 on the LITTLE's: it moves (and the move is
+ * charged).  With 500 units it does not fit the LITTLE core (500 * 1.25
+ * > 447) and stays. */
+static void
+test_eas(void)
+{
+    for (int big = 0; big < 2; big++) {
+        struct exec_host *h = exec_host_create(&biglittle, 1, 1);
+        struct pol_plan *p = pol_plan_create(1, 1);
+        float dem[1] = { (big ? 500.0f : 100.0f) / 1024.0f };
+        uint32_t khz[POL_MAX_DOMAINS];
+
+        pol_plan_copy(p, h->plan);
+        p->n_vms = 1;
+        p->n_vcpus = 1;
+        cpuset_zero(&p->vcpu_allowed[0]);
+        cpuset_set(&p->vcpu_allowed[0], 0);
+        cpuset_set(&p->vcpu_allowed[0], 1);
+        for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
+            p->idle_limit[c] = -1;
+        }
+        exec_apply(h, p);
+        h->mig_cost_s = 0.001;
+        exec_step(h, dem);
+        CHECK(h->vcpu_home[0] == 0);
+        CHECK(near(h->served[0], big ? 500 : 100, 1e-6));
+        baseline_step_freqs(BL_SCHEDUTIL, h, dem, khz);
+        CHECK(h->vcpu_home[0] == (big ? 0 : 1));
+        CHECK(h->migrations == (big ? 0u : 1u));
+        /* The performance rows do not place. */
+        baseline_step_freqs(BL_HWP_BALPERF, h, dem, khz);
+        CHECK(h->vcpu_home[0] == (big ? 0 : 1));
+        exec_host_destroy(h);
+        pol_plan_destroy(p);
+    }
+}
+
 int
 main(void)
 {
-    if (parse(&percore, percore_text) || parse(&shared, shared_text)) {
+    if (parse(&percore, percore_text) || parse(&shared, shared_text)
+        || parse(&biglittle, biglittle_text)) {
         return 99;
     }
     test_rules();
@@ -254,5 +305,6 @@ main(void)
     test_siblings();
     test_shared_domain();
     test_moves();
+    test_eas();
     return fail_count ? 1 : 0;
 }
