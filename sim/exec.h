@@ -27,11 +27,13 @@
  * there, and what exceeds that core's capacity moves to cores of the set
  * with room.  A core's work is split over its online threads in
  * proportion to the work of the vCPUs homed on each and their halt
- * polling (all to the first thread when none is homed there).  Each thread's busy fraction then follows from its share with
- * the siblings busy independently (as pol_energy_power_mw() assumes):
- * while both run, each runs at smt_capacity_pct/200 of one thread's
- * capacity (exec_split_threads()).  So a thread's utilisation is what
- * runs on it, never its sibling's work.  Idle depth: each vCPU wakes
+ * polling (all to the first thread when none is homed there).  Each
+ * thread's busy fraction then follows from its share with the siblings
+ * busy independently (as pol_energy_power_mw() assumes): while both
+ * run, each runs at smt_capacity_pct/200 of one thread's capacity
+ * (exec_split_threads()).  So a thread's utilisation is what runs on
+ * it, never its sibling's work (cores with more than two threads book
+ * on their first two online ones).  Idle depth: each vCPU wakes
  * 10 + 240 * busy times per second (guest housekeeping up to a 250 Hz
  * tick) on its home core; the core's mean idle gap selects the deepest
  * state whose target residency fits (menu governor with a right guess),
