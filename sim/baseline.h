@@ -75,9 +75,10 @@ void baseline_eas_place(struct exec_host *h);
  * schedutil: 1.25 * max_freq * util / capacity at max_freq, max_freq
  * the highest point, turbo included (cpuinfo.max_freq), then the lowest
  * point at or above (CPUFREQ_RELATION_L); with turbo off the same
- * against the highest non-turbo point, never above it.  HWP: the lowest point at
- * which 'util' would keep the CPU at most EPP/255 busy, turbo included.
- * Others: their fixed choice.  Exposed for the unit tests. */
+ * against the highest non-turbo point, never above it.  HWP: the
+ * lowest point at which 'util' would keep the CPU at most EPP/255 busy,
+ * turbo included.  tuned: the highest point.  Others: their fixed
+ * choice.  Exposed for the unit tests. */
 uint32_t baseline_rule_khz(enum baseline_kind kind, const struct pol_model *m,
                            unsigned d, double util);
 
