@@ -380,6 +380,21 @@ num(double v)
     return json_object_new_double_s(v, buf);
 }
 
+/* A row's delay, placement costs and refusal into its object 'o'. */
+static void
+json_costs(json_object *o, const struct sim_row *r)
+{
+    json_object_object_add(o, "mean_delay_ms", num(r->delay_ms));
+    json_object_object_add(o, "migrations_per_h", num(r->migrations_h));
+    json_object_object_add(o, "placement_overhead_pct",
+                           num(r->overhead_pct));
+    if (r->refused) {
+        json_object_object_add(o, "refused",
+            json_object_new_string("more vCPUs than CPUs on a host: the "
+                                   "real system would refuse the VMs"));
+    }
+}
+
 int
 report_json(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
@@ -433,17 +448,7 @@ report_json(FILE *f, const struct report_info *ri,
             json_object_object_add(o, "poll_cpus",
                                    num(per_s(res, r->poll_cpu_s)));
             json_object_object_add(o, "poll_ok_pct", num(r->poll_ok_pct));
-            json_object_object_add(o, "mean_delay_ms", num(r->delay_ms));
-            json_object_object_add(o, "migrations_per_h",
-                                   num(r->migrations_h));
-            json_object_object_add(o, "placement_overhead_pct",
-                                   num(r->overhead_pct));
-            if (r->refused) {
-                json_object_object_add(o, "refused",
-                    json_object_new_string("more vCPUs than CPUs on a "
-                                           "host: the real system would "
-                                           "refuse the VMs"));
-            }
+            json_costs(o, r);
             if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
                 json_object_object_add(o, "fed_load_vcpus",
                                        num(per_s(res, r->fed_load_s)));
