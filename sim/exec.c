@@ -7,6 +7,8 @@
 
 #include "sim/exec.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +85,11 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     h->cpu_busy_period = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_busy_period);
     h->cpu_guest_period = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_guest_period);
     h->core_guest = sim_xcalloc(POL_MAX_CPUS, sizeof *h->core_guest);
+    h->core_thr = sim_xcalloc(2 * (size_t) h->n_cores, sizeof *h->core_thr);
+    h->cpu_home_w = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_home_w);
+    h->cpu_poll_w = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_poll_w);
+    h->old_sets = sim_xcalloc(nv ? nv : 1, sizeof *h->old_sets);
+    h->old_home = sim_xcalloc(nv ? nv : 1, sizeof *h->old_home);
     for (unsigned d = 0; d < m->n_domains; d++) {
         const struct pol_domain *dom = &m->domains[d];
         h->plan->dom_freq_khz[d] = dom->opps[dom->nominal_opp].freq_khz;
@@ -143,6 +150,11 @@ exec_host_destroy(struct exec_host *h)
     free(h->cpu_busy_period);
     free(h->cpu_guest_period);
     free(h->core_guest);
+    free(h->core_thr);
+    free(h->cpu_home_w);
+    free(h->cpu_poll_w);
+    free(h->old_sets);
+    free(h->old_home);
     halt_destroy(h->halt);
     free(h);
 }
@@ -222,12 +234,20 @@ build_groups(struct exec_host *h)
     free_groups(h);
     cpuset_zero(&online);
     memset(h->core_threads, 0, h->n_cores * sizeof *h->core_threads);
+    for (unsigned k = 0; k < 2 * h->n_cores; k++) {
+        h->core_thr[k] = -1;
+    }
     for (unsigned c = 0; c < m->n_cpus; c++) {
+        unsigned k = m->cpu_core[c];
+
         h->cpu_first[c] = false;
         if (!cpuset_has(&p->offline, c)) {
             cpuset_set(&online, c);
-            h->cpu_first[c] = h->core_threads[m->cpu_core[c]] == 0;
-            h->core_threads[m->cpu_core[c]]++;
+            h->cpu_first[c] = h->core_threads[k] == 0;
+            if (h->core_threads[k] < 2) {
+                h->core_thr[2 * k + h->core_threads[k]] = (int32_t) c;
+            }
+            h->core_threads[k]++;
         }
     }
     /* Group vCPUs by identical allowed set (restricted to online). */
@@ -386,6 +406,11 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
             sets_changed = true;
         }
     }
+    if (sets_changed && !first) {
+        memcpy(h->old_sets, p->vcpu_allowed,
+               h->n_vcpus * sizeof *h->old_sets);
+        memcpy(h->old_home, h->vcpu_home, h->n_vcpus * sizeof *h->old_home);
+    }
     sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
     pol_plan_copy(p, plan);
     memcpy(p->dom_freq_khz, old_freq, sizeof old_freq);
@@ -395,6 +420,9 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
     /* Plans mostly repeat: rebuild only what changed. */
     if (sets_changed) {
         build_groups(h);
+        if (!first) {
+            exec_charge_moves(h, h->old_sets, h->old_home);
+        }
     } else if (freq_changed) {
         refresh_caps(h);
     }
@@ -472,6 +500,7 @@ serve_group(struct exec_host *h, struct exec_group *gr)
         if (c >= 0) {
             uint32_t k = m->cpu_core[c];
             placed[k] += h->served[v];
+            h->cpu_home_w[c] += h->served[v];
             h->core_wake[k] += WAKE_IDLE_HZ + WAKE_BUSY_HZ
                 * (h->vcpu_rate[v] > 0 ? h->served[v] / h->vcpu_rate[v] : 0);
         }
@@ -499,24 +528,286 @@ serve_group(struct exec_host *h, struct exec_group *gr)
     }
 }
 
-/* Busy fraction of one thread of a core doing 'w' capacity units in a
- * step at one thread's capacity 'cap': the first thread until the core
- * is saturated, then its sibling for the SMT extra. */
-static double
-thread_busy(const struct pol_model *m, double w, double cap,
-            bool first_thread)
+void
+exec_split_threads(double wa, double wb, double cap, double smt,
+                   double *ba, double *bb)
 {
-    double extra, b;
+    /* While both run, each thread does smt/2 of its solo work: thread
+     * a does cap * a * (1 - k * b) with k = 1 - smt / 2. */
+    double k = 1.0 - smt / 2.0;
+    double a = 0, b = 0;
 
-    if (cap <= 0 || w <= 0) {
+    *ba = *bb = 0;
+    if (!(cap > 0)) {
+        return;
+    }
+    wa = wa > 0 ? wa : 0;
+    wb = wb > 0 ? wb : 0;
+    for (int i = 0; i < 200; i++) {
+        double ra = cap * (1.0 - k * b), rb = cap * (1.0 - k * a);
+        double xa = wa, xb = wb, na, nb;
+
+        if (xa > ra) {
+            xb += xa - ra;
+            xa = ra;
+        }
+        if (xb > rb) {
+            xa += xb - rb;
+            xb = rb;
+            xa = xa > ra ? ra : xa;
+        }
+        na = ra > 0 ? xa / ra : 1.0;
+        nb = rb > 0 ? xb / rb : 1.0;
+        na = na > 1.0 ? 1.0 : na;
+        nb = nb > 1.0 ? 1.0 : nb;
+        if (fabs(na - a) < 1e-12 && fabs(nb - b) < 1e-12) {
+            a = na;
+            b = nb;
+            break;
+        }
+        a = na;
+        b = nb;
+    }
+    *ba = a;
+    *bb = b;
+}
+
+/* Busy fractions b[0], b[1] of the online threads of core 'k' doing 'w'
+ * capacity-unit-seconds in a step, split in proportion to 'wt' (per
+ * CPU; all to the first thread if the weights are 0). */
+static void
+book_core(const struct exec_host *h, unsigned k, double w, const double *wt,
+          double *b)
+{
+    int32_t t0 = h->core_thr[2 * k], t1 = h->core_thr[2 * k + 1];
+    double cap = h->core_cap[k];
+
+    b[0] = b[1] = 0;
+    if (t0 < 0 || !(cap > 0) || !(w > 0)) {
+        return;
+    }
+    if (t1 < 0) {
+        b[0] = w >= cap ? 1.0 : w / cap;
+        return;
+    }
+    double w0 = wt[t0] > 0 ? wt[t0] : 0, w1 = wt[t1] > 0 ? wt[t1] : 0;
+    double f0 = w0 + w1 > 0 ? w0 / (w0 + w1) : 1.0;
+
+    exec_split_threads(w * f0, w * (1.0 - f0), cap,
+                       h->m->smt_capacity_pct / 100.0, &b[0], &b[1]);
+}
+
+void
+exec_charge_moves(struct exec_host *h, const struct cpuset *old_sets,
+                  const int32_t *old_home)
+{
+    const struct pol_model *m = h->m;
+    const struct pol_plan *p = h->plan;
+
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        int32_t o = old_home ? old_home[v] : -1, n = h->vcpu_home[v];
+        double cost_s = 0;
+
+        if (old_sets && !cpuset_equal(&old_sets[v], &p->vcpu_allowed[v])) {
+            cost_s += h->pin_cost_s;
+        }
+        if (o >= 0 && n >= 0 && m->cpu_core[o] != m->cpu_core[n]) {
+            h->migrations++;
+            cost_s += h->mig_cost_s;
+        }
+        if (cost_s > 0) {
+            double w = cost_s * h->vcpu_rate[v];
+
+            h->backlog[v] += w;
+            h->demand_work += w;
+            h->overhead_work += w;
+        }
+    }
+}
+
+bool
+exec_may_home(const struct exec_host *h, size_t v, unsigned cpu)
+{
+    return v < h->n_vcpus && cpu < h->m->n_cpus
+           && !cpuset_has(&h->plan->offline, cpu)
+           && cpuset_has(&h->groups[h->vcpu_group[v]].set, cpu);
+}
+
+int
+exec_set_home(struct exec_host *h, size_t v, unsigned cpu)
+{
+    const struct pol_model *m = h->m;
+    int32_t o;
+
+    if (!exec_may_home(h, v, cpu)) {
+        return -EINVAL;
+    }
+    o = h->vcpu_home[v];
+    if (o == (int32_t) cpu) {
         return 0;
     }
-    if (first_thread) {
-        return w >= cap ? 1.0 : w / cap;
+    if (o >= 0) {
+        h->cpu_homed[o]--;
+        h->core_homed[m->cpu_core[o]]--;
+        h->pkg_homed[m->domains[m->cpu_domain[o]].pkg]--;
     }
-    extra = cap * (m->smt_capacity_pct / 100.0 - 1.0);
-    b = w <= cap || extra <= 0 ? 0 : (w - cap) / extra;
-    return b > 1.0 ? 1.0 : b;
+    h->vcpu_home[v] = (int32_t) cpu;
+    h->cpu_homed[cpu]++;
+    h->core_homed[m->cpu_core[cpu]]++;
+    h->pkg_homed[m->domains[m->cpu_domain[cpu]].pkg]++;
+    if (o >= 0 && m->cpu_core[o] != m->cpu_core[cpu]) {
+        double w = h->mig_cost_s * h->vcpu_rate[v];
+
+        h->migrations++;
+        h->backlog[v] += w;
+        h->demand_work += w;
+        h->overhead_work += w;
+    }
+    return 0;
+}
+
+/* New wants (backlog plus 'demand'), then every group served: fills
+ * served, core_work, core_wake and cpu_home_w. */
+static void
+serve_all(struct exec_host *h, const float *demand)
+{
+    for (unsigned k = 0; k < h->n_cores; k++) {
+        h->core_rem[k] = h->core_full[k];
+        h->core_work[k] = 0;
+    }
+    memset(h->core_wake, 0, h->n_cores * sizeof *h->core_wake);
+    memset(h->cpu_home_w, 0, h->m->n_cpus * sizeof *h->cpu_home_w);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        h->want[v] = h->backlog[v]
+                     + demand[v] * (double) POL_CAPACITY_SCALE;
+        h->served[v] = 0;
+    }
+    for (size_t g = 0; g < h->n_groups; g++) {
+        serve_group(h, &h->groups[g]);
+    }
+}
+
+void
+exec_probe_util(struct exec_host *h, const float *demand,
+                const uint32_t *khz, double *util)
+{
+    const struct pol_model *m = h->m;
+    struct pol_plan *p = h->plan;
+    uint32_t saved[POL_MAX_DOMAINS];
+    bool moved = false;
+
+    memcpy(saved, p->dom_freq_khz, m->n_domains * sizeof *saved);
+    for (unsigned d = 0; d < m->n_domains; d++) {
+        if (khz && khz[d] && khz[d] != p->dom_freq_khz[d]) {
+            p->dom_freq_khz[d] = khz[d];
+            moved = true;
+        }
+    }
+    if (moved) {
+        refresh_caps(h);
+    }
+    serve_all(h, demand);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        util[c] = 0;
+        h->cpu_home_w[c] += h->cpu_poll_w[c];
+    }
+    for (unsigned k = 0; k < h->n_cores; k++) {
+        int32_t t0 = h->core_thr[2 * k], t1 = h->core_thr[2 * k + 1];
+        double w = h->core_work[k], b[2];
+
+        w += (t0 >= 0 ? h->cpu_poll_w[t0] : 0)
+             + (t1 >= 0 ? h->cpu_poll_w[t1] : 0);
+        w = w > h->core_full[k] ? h->core_full[k] : w;
+        book_core(h, k, w, h->cpu_home_w, b);
+        if (t0 >= 0) {
+            util[t0] = b[0] * h->core_cap[k];
+        }
+        if (t1 >= 0) {
+            util[t1] = b[1] * h->core_cap[k];
+        }
+    }
+    if (moved) {
+        memcpy(p->dom_freq_khz, saved, m->n_domains * sizeof *saved);
+        refresh_caps(h);
+    }
+}
+
+/* After halt_step(): each CPU's halt-poll work this step (granted
+ * polling of the vCPUs homed there, scaled to the work polling added to
+ * its core), kept for the next exec_probe_util(). */
+static void
+poll_weights(struct exec_host *h)
+{
+    const struct pol_model *m = h->m;
+    const struct exec_halt *z = h->halt;
+
+    memset(h->cpu_poll_w, 0, m->n_cpus * sizeof *h->cpu_poll_w);
+    if (!z) {
+        return;
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        int32_t c = h->vcpu_home[v];
+
+        if (c >= 0) {
+            h->cpu_poll_w[c] += z->want_s[v] * z->core_want[m->cpu_core[c]];
+        }
+    }
+    for (unsigned k = 0; k < h->n_cores; k++) {
+        int32_t t0 = h->core_thr[2 * k], t1 = h->core_thr[2 * k + 1];
+        double add = h->core_work[k] - h->core_guest[k];
+        double sum = (t0 >= 0 ? h->cpu_poll_w[t0] : 0)
+                     + (t1 >= 0 ? h->cpu_poll_w[t1] : 0);
+
+        for (int i = 0; i < 2; i++) {
+            int32_t t = h->core_thr[2 * k + i];
+
+            if (t >= 0) {
+                h->cpu_poll_w[t] = sum > 0 && add > 0
+                                   ? add * h->cpu_poll_w[t] / sum : 0;
+            }
+        }
+    }
+}
+
+/* Core work -> busy time of each thread, with and without polling. */
+static void
+book_threads(struct exec_host *h)
+{
+    const struct pol_model *m = h->m;
+    memset(h->busy_ppm, 0, m->n_cpus * sizeof *h->busy_ppm);
+    for (unsigned c = 0; c < m->n_cpus; c++) {
+        h->cpu_work_last[c] = 0;
+    }
+    for (unsigned k = 0; k < h->n_cores; k++) {
+        double cap = h->core_cap[k], b[2], g[2], wt[2];
+        int32_t t[2] = { h->core_thr[2 * k], h->core_thr[2 * k + 1] };
+        if (t[0] < 0) {
+            continue;
+        }
+        for (int i = 0; i < 2; i++) {
+            wt[i] = t[i] >= 0 ? h->cpu_home_w[t[i]] : 0;
+        }
+        book_core(h, k, h->core_guest[k], h->cpu_home_w, g);
+        for (int i = 0; i < 2; i++) {
+            if (t[i] >= 0) {
+                h->cpu_home_w[t[i]] = wt[i] + h->cpu_poll_w[t[i]];
+            }
+        }
+        book_core(h, k, h->core_work[k], h->cpu_home_w, b);
+        for (int i = 0; i < 2; i++) {
+            unsigned c;
+
+            if (t[i] < 0) {
+                continue;
+            }
+            c = (unsigned) t[i];
+            h->busy_ppm[c] = (uint32_t) (b[i] * 1e6 + 0.5);
+            h->cpu_work_last[c] = b[i] * cap;
+            h->cpu_work_period[c] += b[i] * cap;
+            h->cpu_busy_period[c] += b[i];
+            h->cpu_guest_period[c] += g[i];
+        }
+    }
 }
 
 void
@@ -527,19 +818,9 @@ exec_step(struct exec_host *h, const float *demand)
     unsigned active = 0;
     uint32_t mw;
 
-    for (unsigned k = 0; k < h->n_cores; k++) {
-        h->core_rem[k] = h->core_full[k];
-        h->core_work[k] = 0;
-    }
-    memset(h->core_wake, 0, h->n_cores * sizeof *h->core_wake);
+    serve_all(h, demand);
     for (size_t v = 0; v < h->n_vcpus; v++) {
-        double d = demand[v] * (double) POL_CAPACITY_SCALE;
-        h->demand_work += d;
-        h->want[v] = h->backlog[v] + d;
-        h->served[v] = 0;
-    }
-    for (size_t g = 0; g < h->n_groups; g++) {
-        serve_group(h, &h->groups[g]);
+        h->demand_work += demand[v] * (double) POL_CAPACITY_SCALE;
     }
     for (size_t v = 0; v < h->n_vcpus; v++) {
         double rate = h->vcpu_rate[v];
@@ -555,34 +836,15 @@ exec_step(struct exec_host *h, const float *demand)
         if (h->backlog[v] < 1e-9) {
             h->backlog[v] = 0;
         }
+        h->wait_work_s += h->backlog[v];
         h->busy_s[v] += busy;
         h->ready_s[v] += ready;
         h->ready_ivl_s[v] += ready;
     }
     memcpy(h->core_guest, h->core_work, h->n_cores * sizeof *h->core_guest);
     halt_step(h);                 /* Halt polling fills idle time. */
-    /* Core work -> busy time of its threads. */
-    memset(h->busy_ppm, 0, m->n_cpus * sizeof *h->busy_ppm);
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        h->cpu_work_last[c] = 0;
-    }
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        unsigned k = m->cpu_core[c];
-        double w = h->core_work[k], cap = h->core_cap[k], b;
-        bool first_thread = h->cpu_first[c];
-
-        if (cpuset_has(&p->offline, c)) {
-            continue;
-        }
-        b = thread_busy(m, w, cap, first_thread);
-        h->busy_ppm[c] = (uint32_t) (b * 1e6 + 0.5);
-        h->cpu_work_last[c] = b * cap;
-        h->cpu_work_period[c] += b * cap;
-        h->cpu_busy_period[c] += b;
-        /* Without the polling: the same mapping of the guest work. */
-        h->cpu_guest_period[c] += thread_busy(m, h->core_guest[k], cap,
-                                              first_thread);
-    }
+    poll_weights(h);
+    book_threads(h);
     /* Idle depth from the mean idle gap, capped by the plan's limit. */
     for (unsigned c = 0; c < m->n_cpus; c++) {
         const struct pol_domain *dom = &m->domains[m->cpu_domain[c]];

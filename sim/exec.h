@@ -25,8 +25,15 @@
  * the least loaded core, ties to the package with fewer vCPUs, as the
  * load balancer spreads running tasks over sockets); its work lands
  * there, and what exceeds that core's capacity moves to cores of the set
- * with room.  A core's work becomes busy time of its first thread, then
- * of its sibling once the core is saturated.  Idle depth: each vCPU wakes
+ * with room.  A core's work is split over its online threads in
+ * proportion to the work of the vCPUs homed on each and their halt
+ * polling (all to the first thread when none is homed there).  Each
+ * thread's busy fraction then follows from its share with the siblings
+ * busy independently (as pol_energy_power_mw() assumes): while both
+ * run, each runs at smt_capacity_pct/200 of one thread's capacity
+ * (exec_split_threads()).  So a thread's utilisation is what runs on
+ * it, never its sibling's work (cores with more than two threads book
+ * on their first two online ones).  Idle depth: each vCPU wakes
  * 10 + 240 * busy times per second (guest housekeeping up to a 250 Hz
  * tick) on its home core; the core's mean idle gap selects the deepest
  * state whose target residency fits (menu governor with a right guess),
@@ -109,6 +116,29 @@ struct exec_host {
     int applied;                  /* Plans applied so far. */
     struct exec_halt *halt;       /* KVM halt polling (sim/halt.h), NULL
                                    * = none; owned. */
+
+    /* Per-thread booking. */
+    int32_t *core_thr;            /* [2 * n_cores] online threads of each
+                                   * core in CPU order, -1 = none. */
+    double *cpu_home_w;           /* Scratch: work of the vCPUs homed on
+                                   * each CPU this step. */
+    double *cpu_poll_w;           /* Halt-poll work on each CPU in the
+                                   * last step (capacity units). */
+
+    /* Placement costs (exec_charge_moves()). */
+    double mig_cost_s;            /* Run time one cross-core migration
+                                   * costs the vCPU (cache refill,
+                                   * wake-up), seconds; 0 = free. */
+    double pin_cost_s;            /* Run time one allowed-set change
+                                   * costs, seconds. */
+    uint64_t migrations;          /* Cross-core home changes. */
+    double overhead_work;         /* Capacity-unit-seconds charged. */
+    double wait_work_s;           /* Sum over steps of the backlog left
+                                   * at the step's end: work-weighted
+                                   * waiting, capacity-unit-seconds x s
+                                   * (a 1 s lag of all work = demand). */
+    struct cpuset *old_sets;      /* Scratch [n_vcpus] for exec_apply(). */
+    int32_t *old_home;            /* Scratch [n_vcpus]. */
 };
 
 /* Creates a host for 'n_vms' VMs with 'n_vcpus' vCPUs in all on model
@@ -130,6 +160,47 @@ void exec_apply(struct exec_host *h, const struct pol_plan *plan);
  * counting and resets, without copying or comparing the allowed sets.
  * For baselines that re-plan frequency every step. */
 void exec_apply_freqs(struct exec_host *h, const uint32_t *dom_freq_khz);
+
+/* Charges the cost of moving vCPUs when a new placement takes effect:
+ * 'old_sets' ([n_vcpus] allowed sets before, NULL = none known) and
+ * 'old_home' ([n_vcpus] home CPUs before, -1 = none) against the host's
+ * current sets and homes.  Every vCPU whose allowed set changed costs
+ * pin_cost_s, every vCPU whose home moved to another physical core
+ * mig_cost_s, of run time at its new thread's rate: work added to its
+ * backlog (and to the demand, so unmet demand stays a share of all
+ * work), which costs energy when it runs and delays what waits behind
+ * it.  exec_apply() calls it; a caller that applies placements another
+ * way calls it itself. */
+void exec_charge_moves(struct exec_host *h, const struct cpuset *old_sets,
+                       const int32_t *old_home);
+
+/* Moves vCPU 'v''s home to 'cpu' (which must be online and in its
+ * allowed set; returns -EINVAL otherwise), as the kernel's wake-up path
+ * does when it places a task elsewhere: no allowed set changes; a move
+ * to another physical core is charged as in exec_charge_moves(). */
+int exec_set_home(struct exec_host *h, size_t v, unsigned cpu);
+
+/* Whether exec_set_home(h, v, cpu) would accept 'cpu'. */
+bool exec_may_home(const struct exec_host *h, size_t v, unsigned cpu);
+
+/* Busy fractions '*ba', '*bb' of the two threads of one core that run
+ * 'wa' and 'wb' capacity-unit-seconds in one second at one thread's
+ * capacity 'cap', with SMT throughput 'smt' (1.25 = both threads
+ * together do 1.25 threads' work).  The threads are busy independently:
+ * both run a fraction ba * bb of the time, each then at cap * smt / 2.
+ * Work a thread cannot fit moves to its sibling (the scheduler pulls a
+ * runnable task to an idle sibling).  Each result is in [0, 1]. */
+void exec_split_threads(double wa, double wb, double cap, double smt,
+                        double *ba, double *bb);
+
+/* What a governor sampling every few milliseconds sees during the next
+ * step: each CPU's utilisation (capacity units, busy fraction times its
+ * capacity at the frequency, halt polling of the last step included)
+ * if the step ran with the new demands 'demand' (as for exec_step())
+ * at the domain frequencies 'khz' (0 = the current one).  Changes only
+ * scratch state: the next exec_step() is unaffected. */
+void exec_probe_util(struct exec_host *h, const float *demand,
+                     const uint32_t *khz, double *util);
 
 /* Runs one 1-second step in which vCPU v's new demand is 'demand[v]'
  * (fraction of one nominal vCPU, 0..1), charging energy. */

@@ -198,6 +198,49 @@ text_mix(FILE *f, const struct report_info *ri, const struct sim_result *res)
     text_cost(f, ri, res, n_iso);
 }
 
+/* Placement costs charged (exec_charge_moves()) and the rows whose
+ * real system would refuse the load. */
+static void
+text_costs(FILE *f, const struct report_info *ri,
+           const struct sim_result *res)
+{
+    bool any = false;
+
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        const struct sim_row *r = &res->rows[p];
+
+        if (!r->ran || sim_pol_is_variant(p)
+            || (r->migrations_h <= 0 && r->overhead_pct <= 0)) {
+            continue;
+        }
+        if (!any) {
+            fprintf(f, "placement costs (%.0f us per move to another "
+                    "core, %.0f us per pin change):", ri->migration_cost_us,
+                    ri->pin_cost_us);
+            any = true;
+        }
+        fprintf(f, " %s %.0f moves/h, %.4f%% of demand", sim_pol_name(p),
+                r->migrations_h, r->overhead_pct);
+    }
+    if (any) {
+        fprintf(f, "\n");
+    }
+    fprintf(f, "mean delay of work past its step, ms:");
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (res->rows[p].ran && !sim_pol_is_variant(p)) {
+            fprintf(f, " %s %.0f", sim_pol_name(p), res->rows[p].delay_ms);
+        }
+    }
+    fprintf(f, "\n");
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (res->rows[p].ran && res->rows[p].refused) {
+            fprintf(f, "%s: more vCPUs than CPUs on a host; the real "
+                    "system would refuse these VMs (row: pins wrapped "
+                    "around, an analogue only)\n", sim_pol_name(p));
+        }
+    }
+}
+
 /* Work some policies never ran: still waiting when the replay ends, so
  * absent from their energy.  Printed with what finishing it would cost
  * at the model's cheapest rate, so a reader can see that it does not
@@ -293,6 +336,7 @@ report_text(FILE *f, const struct report_info *ri,
         }
         fprintf(f, "\n");
     }
+    text_costs(f, ri, res);
     text_left(f, res);
     if (ri->ts && ri->vm_policy) {
         text_mix(f, ri, res);
@@ -379,6 +423,21 @@ num(double v)
     return json_object_new_double_s(v, buf);
 }
 
+/* A row's delay, placement costs and refusal into its object 'o'. */
+static void
+json_costs(json_object *o, const struct sim_row *r)
+{
+    json_object_object_add(o, "mean_delay_ms", num(r->delay_ms));
+    json_object_object_add(o, "migrations_per_h", num(r->migrations_h));
+    json_object_object_add(o, "placement_overhead_pct",
+                           num(r->overhead_pct));
+    if (r->refused) {
+        json_object_object_add(o, "refused",
+            json_object_new_string("more vCPUs than CPUs on a host: the "
+                                   "real system would refuse the VMs"));
+    }
+}
+
 int
 report_json(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
@@ -403,6 +462,9 @@ report_json(FILE *f, const struct report_info *ri,
     json_object_object_add(root, "hours", num(res->hours));
     json_object_object_add(root, "halt_poll_ns",
                            json_object_new_uint64(ri->halt_poll_ns));
+    json_object_object_add(root, "migration_cost_us",
+                           num(ri->migration_cost_us));
+    json_object_object_add(root, "pin_cost_us", num(ri->pin_cost_us));
     for (int p = 0; p < SIM_N_POL; p++) {
         const struct sim_row *r = &res->rows[p];
         json_object *o, *ratio;
@@ -432,6 +494,7 @@ report_json(FILE *f, const struct report_info *ri,
             json_object_object_add(o, "poll_cpus",
                                    num(per_s(res, r->poll_cpu_s)));
             json_object_object_add(o, "poll_ok_pct", num(r->poll_ok_pct));
+            json_costs(o, r);
             if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
                 json_object_object_add(o, "fed_load_vcpus",
                                        num(per_s(res, r->fed_load_s)));
@@ -566,6 +629,10 @@ static const char *const plot_style[SIM_N_POL] = {
     [SIM_P_POWERSAVE] = "lw 1.2 lc rgb '#9467bd'",
     [SIM_P_DPDK] = "lw 1.2 lc rgb '#ff7f0e'",
     [SIM_P_NOVA] = "lw 1.2 lc rgb '#8c564b'",
+    [SIM_P_HWP_BALPERF] = "lw 1.2 lc rgb '#bcbd22'",
+    [SIM_P_HWP_BALPOWER] = "lw 1.2 lc rgb '#7f7f7f'",
+    [SIM_P_TUNED_VHOST] = "lw 1.2 lc rgb '#aec7e8'",
+    [SIM_P_SCHED_NOTURBO] = "lw 1.2 lc rgb '#98df8a'",
     [SIM_P_VPOWER_NOHALT] = "lw 1 lc rgb '#e377c2'",
     [SIM_P_VPOWER_NOCAP] = "lw 1 lc rgb '#17becf'",
     [SIM_P_LOWER] = "lw 1.2 lc rgb '#555555' dt 2",

@@ -33,6 +33,8 @@ struct report_info {
                                         * "cheaper" mix just serves less. */
     /* Appended (halt polling). */
     uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
+    /* Appended (placement costs). */
+    double migration_cost_us, pin_cost_us; /* The run's --migration-cost. */
 };
 
 /* The acceptance rule for performance VMs under a policy mix: a VM

@@ -28,7 +28,8 @@
 
 static const char *const pol_names[SIM_N_POL] = {
     "vpower", "performance", "schedutil", "powersave", "dpdk-vmpm",
-    "nova-offline", "vpower-nohalt", "vpower-nocap", "lower-bound",
+    "nova-offline", "hwp-balperf", "hwp-balpower", "tuned-vhost",
+    "sched-noturbo", "vpower-nohalt", "vpower-nocap", "lower-bound",
 };
 
 bool
@@ -239,18 +240,20 @@ decide_baseline(const struct sim_opts *o, struct host *hs, int p, uint64_t t)
 }
 
 /* Between whole plans: baseline 'p' sets new frequencies only (its pins
- * and active set do not change), for the baselines on their own clock. */
+ * and active set do not change), for the baselines on their own clock;
+ * those that follow the load within a step settle on the frequencies
+ * the coming step's demands 'demand' ask for. */
 static void
 refresh_baseline(const struct sim_opts *o, struct host *hs, int p,
-                 uint64_t t)
+                 uint64_t t, const float *demand)
 {
     struct inst *bi = &hs->inst[p];
 
     if (!bi->h) {
         return;
     }
-    baseline_freqs((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
-                   bi->plan->dom_freq_khz);
+    baseline_step_freqs((enum baseline_kind) (p - SIM_P_PERFORMANCE), bi->h,
+                        demand, bi->plan->dom_freq_khz);
     thermal_apply(o, bi, t);
     exec_apply_freqs(bi->h, bi->plan->dom_freq_khz);
 }
@@ -267,7 +270,7 @@ decide(const struct sim_opts *o, struct host *hs, uint64_t t,
     if (rc) {
         return rc;
     }
-    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_NOVA; p++) {
+    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_LAST_BASELINE; p++) {
         decide_baseline(o, hs, p, t);
     }
     return 0;
@@ -362,17 +365,23 @@ run_steps(void *arg)
 
         for (unsigned s = 0; s < j->steps && !j->rc; s++) {
             uint64_t t = j->ivl * (uint64_t) j->steps + s;
+            const float *dem = &hs->demand[(size_t) s * hs->n_vcpus];
 
             if (t >= hs->next_s) {
                 j->rc = decide(j->o, hs, t, &j->acc, j->err, sizeof j->err);
             } else {
-                /* schedutil and DPDK's monitor run on their own clocks
-                 * (the kernel re-evaluates every few ms, DPDK's monitor
-                 * polls every 100 us): every step here, the model's
-                 * finest, so their rows do not depend on how often
-                 * vpower decides. */
-                refresh_baseline(j->o, hs, SIM_P_SCHEDUTIL, t);
-                refresh_baseline(j->o, hs, SIM_P_DPDK, t);
+                /* DPDK's monitor runs on its own clock (it polls every
+                 * 100 us): every step here, the model's finest, so its
+                 * row does not depend on how often vpower decides. */
+                refresh_baseline(j->o, hs, SIM_P_DPDK, t, dem);
+            }
+            /* schedutil and HWP re-evaluate every few ms: within each
+             * step they settle on what the step's load asks for. */
+            for (int p = SIM_P_PERFORMANCE; p <= SIM_P_LAST_BASELINE;
+                 p++) {
+                if (baseline_follows_step(p - SIM_P_PERFORMANCE)) {
+                    refresh_baseline(j->o, hs, p, t, dem);
+                }
             }
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
                 struct inst *vi = &hs->inst[p];
@@ -506,6 +515,8 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
             hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
             halt_enable(hs->inst[p].h, o->halt_poll_ns);
+            hs->inst[p].h->mig_cost_s = o->migration_cost_us / 1e6;
+            hs->inst[p].h->pin_cost_s = o->pin_cost_us / 1e6;
             if (sim_pol_is_variant(p)) {
                 struct inst *vi = &hs->inst[p];
 
@@ -658,8 +669,8 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (int p = 0; p < SIM_P_LOWER; p++) {
         struct sim_row *r = &res->rows[p];
         double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
-        double left = 0;
-        uint64_t pins = 0, freqs = 0;
+        double left = 0, overhead = 0, wait = 0;
+        uint64_t pins = 0, freqs = 0, migs = 0;
 
         if (!r->ran) {
             continue;
@@ -679,6 +690,9 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
                 left += h->backlog[v];
             }
             pins += h->pin_changes;
+            migs += h->migrations;
+            overhead += h->overhead_work;
+            wait += h->wait_work_s;
             freqs += h->freq_changes;
             act += h->active_cpu_s;
         }
@@ -687,6 +701,13 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         r->left_finish_j = left * finish_mj / 1000.0;
         r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
         r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
+        r->migrations_h = res->hours > 0 ? migs / res->hours : 0;
+        r->overhead_pct = dem > 0 ? 100.0 * overhead / dem : 0;
+        r->delay_ms = dem > 0 ? 1000.0 * wait / dem : 0;
+        for (unsigned k = 0; k < H; k++) {
+            r->refused |= (p == SIM_P_DPDK || p == SIM_P_NOVA)
+                          && hosts[k].n_vcpus > m->n_cpus;
+        }
         r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
         r->avg_active_cpus = act / (res->hours * 3600.0) / H;
         for (size_t i = 0; i < n_ready; i++) {

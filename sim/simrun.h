@@ -27,6 +27,10 @@ enum sim_pol {
     SIM_P_POWERSAVE,
     SIM_P_DPDK,
     SIM_P_NOVA,
+    SIM_P_HWP_BALPERF,        /* intel_pstate HWP, balance_performance. */
+    SIM_P_HWP_BALPOWER,       /* intel_pstate HWP, balance_power. */
+    SIM_P_TUNED_VHOST,        /* tuned virtual-host. */
+    SIM_P_SCHED_NOTURBO,      /* schedutil, turbo off. */
     /* vpower with one input signal off (its own pol_state, decision
      * instants and execution; the baselines follow SIM_P_VPOWER): */
     SIM_P_VPOWER_NOHALT,      /* No halt stats: fed busy + halt-polled
@@ -36,6 +40,10 @@ enum sim_pol {
     SIM_P_LOWER,              /* Offline lower bound (energy only). */
     SIM_N_POL
 };
+
+/* The last baseline (they run SIM_P_PERFORMANCE..SIM_P_LAST_BASELINE,
+ * in the order of enum baseline_kind). */
+#define SIM_P_LAST_BASELINE SIM_P_SCHED_NOTURBO
 
 /* vpower, the baselines and the lower bound (the --compare table). */
 #define SIM_MASK_POLICIES \
@@ -51,6 +59,12 @@ const char *sim_pol_name(enum sim_pol);
 int sim_pol_parse(const char *name);
 
 #define SIM_MAX_THREADS 64
+
+/* vpower-sim's default placement costs (docs/baselines.md, "Placement
+ * costs"): run time a vCPU loses per move to another core and per
+ * change of its allowed set, microseconds. */
+#define SIM_MIGRATION_COST_US 500.0
+#define SIM_PIN_COST_US 20.0
 
 struct sim_opts {
     const struct pol_model *m;    /* Borrowed. */
@@ -85,6 +99,14 @@ struct sim_opts {
     bool sched_core;              /* pol_input.sched_core for vpower:
                                    * the hosts run core scheduling (the
                                    * execution model does not model it). */
+    /* Placement costs, charged by exec_charge_moves(): */
+    double migration_cost_us;     /* Run time a vCPU loses to each move
+                                   * of its home to another core (cache
+                                   * refill, wake-up), every policy;
+                                   * 0 = free (vpower-sim's default is
+                                   * docs/baselines.md's). */
+    double pin_cost_us;           /* ... to each change of its allowed
+                                   * set. */
 };
 
 /* Per-VM results of one policy (appended). */
@@ -106,6 +128,9 @@ struct sim_row {
     double ready_p50_pct;         /* Over all (vCPU, interval) pairs: % of */
     double ready_p99_pct;         /* the interval runnable but waiting. */
     double pin_changes_h;         /* vCPU allowed-set changes per hour. */
+    /* Appended: migrations_h (cross-core home moves per hour) and
+     * overhead_pct (work the placement costs added, % of demand) are
+     * below. */
     double freq_changes_h;        /* Domain frequency changes per hour. */
     double avg_active_cpus;       /* Per host, time-averaged. */
     double *power_w;              /* [n_intervals] all hosts (owned). */
@@ -127,6 +152,20 @@ struct sim_row {
                                    * work (sim_finish_mj_per_unit_s()): a
                                    * lower bound, in the policy's favour;
                                    * not included in energy_j. */
+    /* Appended (placement costs): */
+    double migrations_h;          /* vCPU moves to another core per hour. */
+    double overhead_pct;          /* Run time placement costs added, % of
+                                   * the demanded work (included in the
+                                   * demand, energy and unmet demand). */
+    double delay_ms;              /* Mean time a unit of work waits past
+                                   * the step it was demanded in (work-
+                                   * weighted backlog), ms: what running
+                                   * slowly defers, which unmet demand
+                                   * and ready time do not show. */
+    bool refused;                 /* A 1:1 pinning baseline (DPDK, Nova)
+                                   * on a host with more vCPUs than CPUs:
+                                   * the real system would refuse the VMs
+                                   * (its row models wrapped pins). */
 };
 
 struct sim_result {

@@ -43,7 +43,9 @@ usage(FILE *f)
 "  --seed S              seed of every random choice (default 1)\n"
 "  --burst-on S          mean busy phase of the burst model, s (2)\n"
 "  --policy NAME         vpower | performance | schedutil | powersave |\n"
-"                        dpdk-vmpm | nova-offline (default vpower)\n"
+"                        dpdk-vmpm | nova-offline | hwp-balperf |\n"
+"                        hwp-balpower | tuned-vhost | sched-noturbo\n"
+"                        (default vpower)\n"
 "  --compare             run all of them and the lower bound; implies\n"
 "                        --signals\n"
 "  --signals             also run vpower with each input signal off\n"
@@ -68,7 +70,10 @@ usage(FILE *f)
 "  --thermal-cap KHZ@H[-H2]  cap package --thermal-pkg's domains at KHZ\n"
 "                        from hour 0 (or H) for H hours (or to hour H2);\n"
 "                        also runs without it and prints both\n"
-"  --thermal-pkg N       package the cap applies to (default 0)\n");
+"  --thermal-pkg N       package the cap applies to (default 0)\n"
+"  --migration-cost MIG[,PIN]  run time a vCPU loses to each move to\n"
+"                        another core and to each change of its allowed\n"
+"                        set, us (500,20; 0,0 = free); every policy\n");
 }
 
 /* Prints "vpower-sim: MESSAGE" on stderr.  Messages quote input (trace
@@ -126,6 +131,34 @@ parse_u64(const char *s, unsigned long long max, unsigned long long *out)
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+/* "MIG" or "MIG,PIN": microseconds, each in [0, 1e6]; PIN is kept when
+ * absent. */
+static int
+parse_costs(const char *s, double *mig, double *pin)
+{
+    char *end;
+    double a, b = *pin;
+
+    a = strtod(s, &end);
+    if (end == s || !(a >= 0 && a <= 1e6)) {
+        return -1;
+    }
+    if (*end == ',') {
+        const char *q = end + 1;
+
+        b = strtod(q, &end);
+        if (end == q || !(b >= 0 && b <= 1e6)) {
+            return -1;
+        }
+    }
+    if (*end) {
+        return -1;
+    }
+    *mig = a;
+    *pin = b;
     return 0;
 }
 
@@ -293,6 +326,7 @@ main(int argc, char *argv[])
         { "signals", no_argument, NULL, 'S' },
         { "no-share-smt", no_argument, NULL, 'I' },
         { "sched-core", no_argument, NULL, 'C' },
+        { "migration-cost", required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
     };
@@ -313,6 +347,7 @@ main(int argc, char *argv[])
     bool compare = false, json = false, signals = false;
     bool no_share = false, sched_core = false;
     unsigned long long halt_ns = 200000;
+    double mig_us = SIM_MIGRATION_COST_US, pin_us = SIM_PIN_COST_US;
     static struct pol_model model;
     struct trace_set ts;
     struct trace_opts topts;
@@ -340,6 +375,14 @@ main(int argc, char *argv[])
             if (parse_u64(optarg, 1000000000, &halt_ns)) {
                 fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "
                         "(0..1000000000)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'M':
+            if (parse_costs(optarg, &mig_us, &pin_us)) {
+                fprintf(stderr, "vpower-sim: bad --migration-cost '%s' "
+                        "(MIGRATION_US[,PIN_US], each 0..1000000)\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -519,6 +562,10 @@ main(int argc, char *argv[])
     so.on_mean_s = on_mean;
     so.halt_poll_ns = (uint32_t) halt_ns;
     so.sched_core = sched_core;
+    so.migration_cost_us = mig_us;
+    so.pin_cost_us = pin_us;
+    ri.migration_cost_us = mig_us;
+    ri.pin_cost_us = pin_us;
     signals |= compare;
     if (vm_pol) {
         /* The mix's cost: vpower alone with every VM balanced. */

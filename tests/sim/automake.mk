@@ -1,9 +1,10 @@
 # tests/sim/automake.mk -- simulator tests: trace readers (with fixtures
 # in tests/sim/data/) and a seeded compare scenario with invariants.
 check_PROGRAMS += tests/sim/test-trace tests/sim/test-scenario \
-	tests/sim/test-mix tests/sim/test-replay tests/sim/test-halt
+	tests/sim/test-mix tests/sim/test-replay tests/sim/test-halt \
+	tests/sim/test-baseline
 TESTS += tests/sim/test-trace tests/sim/test-scenario tests/sim/test-mix \
-	tests/sim/test-replay tests/sim/test-halt
+	tests/sim/test-replay tests/sim/test-halt tests/sim/test-baseline
 
 tests_sim_test_trace_SOURCES = tests/sim/test-trace.c tests/sim/check.h
 tests_sim_test_trace_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
@@ -28,11 +29,16 @@ tests_sim_test_halt_SOURCES = tests/sim/test-halt.c tests/sim/check.h \
 tests_sim_test_halt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_halt_LDADD = $(SIM_LDADD)
 
+tests_sim_test_baseline_SOURCES = tests/sim/test-baseline.c tests/sim/check.h
+tests_sim_test_baseline_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_baseline_LDADD = $(SIM_LDADD)
+
 # Replays a recording the real vpowerd made (tests/sim/data/rec/README).
 dist_check_SCRIPTS += tests/sim/test-record.sh tests/sim/record-dummy.sh \
-	tests/sim/test-plot.sh tests/sim/test-sim-input.sh
+	tests/sim/test-plot.sh tests/sim/test-sim-input.sh \
+	tests/sim/test-migration-cost.sh
 TESTS += tests/sim/test-record.sh tests/sim/test-plot.sh \
-	tests/sim/test-sim-input.sh
+	tests/sim/test-sim-input.sh tests/sim/test-migration-cost.sh
 
 EXTRA_DIST += tests/sim/data
 

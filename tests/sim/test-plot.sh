@@ -18,6 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 [ -s "$tmp/p" ] || { echo "FAIL: no plot script"; exit 1; }
 fails=0
 for pol in vpower performance schedutil powersave dpdk-vmpm nova-offline \
+           hwp-balperf hwp-balpower tuned-vhost sched-noturbo \
            lower-bound; do
     grep -q "title '$pol'" "$tmp/p" || { echo "FAIL: $pol not drawn"; fails=1; }
 done
