@@ -45,3 +45,4 @@ include manager/gch.mk
 include manager/exporter.mk
 include manager/inputs.mk
 include manager/meter.mk
+include manager/calib.mk
