@@ -7,3 +7,4 @@ include tests/unit/exporter.mk
 include tests/unit/ctl.mk
 include tests/unit/inputs.mk
 include tests/unit/meter.mk
+include tests/unit/calib.mk
