@@ -58,3 +58,9 @@ tests_integration_gch_testhost_LDADD = manager/libvpowermgr.a
 check_PROGRAMS += tests/integration/replay-check
 tests_integration_replay_check_SOURCES = tests/integration/replay-check.c
 tests_integration_replay_check_LDADD = policy/libvpowerpolicy.a -lm
+
+# 07x: vpower-calibrate on the real CPUs with fixture sysfs and powercap
+# trees (no root; the limits it sets land in the fixture).
+CALIBRATE_TESTS = tests/integration/070-calibrate-fixture.sh
+dist_check_SCRIPTS += $(CALIBRATE_TESTS)
+TESTS += $(CALIBRATE_TESTS)

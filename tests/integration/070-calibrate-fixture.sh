@@ -1,0 +1,158 @@
+#!/bin/bash
+# 070-calibrate-fixture.sh -- vpower-calibrate on this machine's real
+# CPUs, with a fixture sysfs tree and a fixture powercap tree.
+#
+# The busy loops, their pinning, the frequency and idle limits (written
+# into the fixture through the sysfs driver, journalled) and the restore
+# all really run; only the meter is fake: a helper advances the fixture
+# RAPL counter (wrapping every 5 J) from the calibrate process's real
+# CPU time (/proc/PID/stat): 2 W + 10 W per busy CPU.  The machine is
+# shared, so the powers are not checked, only that every point was
+# measured, limits were set while it ran and are back afterwards.
+# Checks: the time bound is printed up front; the loop threads were
+# pinned to single CPUs; the written model labels every number; a
+# SIGKILLed run's limits are restored by --restore from the journal;
+# it refuses while something answers on the vpowerd socket unless
+# --force.
+set -eu
+
+T=$(basename "$0" .sh)
+BIN=${VPOWER_BUILDDIR:-.}/manager/vpower-calibrate
+SRC=${VPOWER_SRCDIR:-.}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$T.XXXXXX")
+fail() { echo "[$T] FAIL: $*" >&2; exit 1; }
+log() { echo "[$T] $*" >&2; }
+pids=()
+cleanup() {
+    local rc=$? p
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    if [ "$rc" != 0 ]; then
+        for f in "$TMP"/*.err; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; } >&2; done
+    fi
+    [ -z "${KEEP:-}" ] && rm -rf "$TMP"
+}
+trap cleanup EXIT
+[ -x "$BIN" ] || { echo "[$T] ERROR: $BIN not built" >&2; exit 99; }
+
+# One fixture CPU per CPU this process may run on, numbered as they are.
+allowed=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status)
+[ "$allowed" = 0-1 ] || [ "$allowed" = 0 ] || [ "$allowed" = 0,1 ] ||
+    { echo "[$T] SKIP: needs CPUs 0-1 allowed, have $allowed" >&2; exit 77; }
+ncpu=$(( ${allowed#0-} + 1 )); [ "$allowed" = 0 ] && ncpu=1
+[ "$ncpu" -ge 2 ] || { echo "[$T] SKIP: one CPU cannot be calibrated" >&2; exit 77; }
+sys=$TMP/sys
+sh "$SRC/tests/fixtures/mksysfs.sh" "$sys" --cpus 2 \
+    --freqs "1600000 800000" --idle "POLL:0:0 C1:2:2 C6:133:600"
+snapshot() {
+    (cd "$sys" && find . -type f \( -name 'scaling_m*_freq' -o -name disable \) \
+        -print0 | sort -z | xargs -0 grep -H '')
+}
+snapshot > "$TMP/before"
+zone=$TMP/powercap/intel-rapl:0
+mkdir -p "$zone"
+echo package-0 > "$zone/name"
+echo 5000000 > "$zone/max_energy_range_uj"
+echo 0 > "$zone/energy_uj"
+mkdir -p "$TMP/run"
+chmod 700 "$TMP/run"
+common=(--sysfs-root "$sys" --powercap-root "$TMP/powercap" --hwmon-root ''
+        --ipmi-dev '' --journal "$TMP/run/journal"
+        --vpowerd-socket "$TMP/vpowerd.sock")
+
+# meter_helper PID: until PID exits, energy_uj = 2 W x wall time + 10 W x
+# PID's CPU time, modulo the 5 J range; also records the limits and the
+# threads' allowed CPUs it sees.  Shell builtins only (but mv and sleep),
+# so that it keeps up on a loaded machine.
+meter_helper() {
+    local pid=$1 hz t0 now e tid st v k rest
+    hz=$(getconf CLK_TCK)
+    t0=${EPOCHREALTIME/./}
+    while [ -d "/proc/$pid/task" ]; do
+        read -r -a st < "/proc/$pid/stat" 2>/dev/null || break
+        now=${EPOCHREALTIME/./}
+        e=$(( ( 2 * (now - t0) + 10000000 * (st[13] + st[14]) / hz )
+              % 5000001 ))
+        echo "$e" > "$zone/energy_uj.tmp"
+        mv "$zone/energy_uj.tmp" "$zone/energy_uj"
+        # The driver writes values without a newline: read then fails
+        # at end of file but has set v.
+        read -r v < "$sys/cpu0/cpufreq/scaling_min_freq" || true
+        read -r k < "$sys/cpu0/cpufreq/scaling_max_freq" || true
+        echo "freq $v $k"
+        for tid in "$sys"/cpu*/cpuidle/state*/disable; do
+            read -r v < "$tid" || true
+            echo "disable $v"
+        done
+        for tid in /proc/"$pid"/task/*; do
+            { while read -r k rest; do
+                [ "$k" != Cpus_allowed_list: ] || echo "pin $rest"
+            done < "$tid/status"; } 2>/dev/null || true
+        done
+        sleep 0.02
+    done >> "$TMP/seen"
+}
+
+# Something answering on the vpowerd socket: refused without --force.
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+time.sleep(120)' "$TMP/vpowerd.sock" &
+pids+=($!)
+disown
+for _ in $(seq 50); do [ -S "$TMP/vpowerd.sock" ] && break; sleep 0.1; done
+if "$BIN" "${common[@]}" -s 0.2 -o "$TMP/model" 2> "$TMP/refuse.err"; then
+    fail "ran while the vpowerd socket answered"
+fi
+grep -q "vpowerd answers on $TMP/vpowerd.sock" "$TMP/refuse.err" ||
+    fail "no refusal message"
+[ ! -e "$TMP/model" ] || fail "wrote a model while refusing"
+
+# The real run (--force: the socket still answers).
+"$BIN" "${common[@]}" --force -s 0.2 -o "$TMP/model" --name fx \
+    2> "$TMP/run.err" &
+cal=$!
+pids+=($cal)
+meter_helper "$cal"
+wait "$cal" || fail "vpower-calibrate failed"
+log "$(grep -E 'points x|loops used' "$TMP/run.err" | tr '\n' ' ')"
+grep -q "meter package-0 (package); 10 points x 0.20 s = 2 s" "$TMP/run.err" ||
+    fail "time bound not printed up front"
+[ "$(grep -c '^\[[0-9]*/10\]' "$TMP/run.err")" = 10 ] ||
+    fail "not every point reported progress"
+cpu=$(sed -n 's/.*loops used \([0-9.]*\) s of CPU.*/\1/p' "$TMP/run.err")
+awk -v c="$cpu" 'BEGIN { exit !(c > 0) }' ||
+    fail "busy loops used only ${cpu:-?} s of CPU"
+# 8 of the 10 points change a limit; the helper samples every ~20 ms
+# (slower on a loaded machine), so it sees some of them.
+grep -v -x -e "freq 800000 1600000" -e "disable 0" -e "pin .*" "$TMP/seen" |
+    grep -q . || fail "no frequency or idle limit seen set while it ran"
+grep -qx "pin 0" "$TMP/seen" && grep -qx "pin 1" "$TMP/seen" ||
+    fail "no thread pinned to cpu0 and to cpu1: $(sort -u "$TMP/seen" | tr '\n' ' ')"
+snapshot | diff "$TMP/before" - || fail "limits not restored"
+[ ! -e "$TMP/run/journal" ] || fail "journal left after a clean run"
+[ "$(grep -c '^#  *[0-9]* ' "$TMP/model")" = 10 ] ||
+    fail "model does not list the 10 points"
+[ "$(grep -c '^    opp .*# measured, error <= ' "$TMP/model")" = 2 ] ||
+    fail "opp lines not marked measured"
+[ "$(grep -c '^    idle .*# \(measured\|assumed\)' "$TMP/model")" = 3 ] ||
+    fail "idle lines not marked"
+grep -q '^name fx$' "$TMP/model" || fail "--name not used"
+
+# A run killed mid-way leaves its limits; --restore puts them back.
+"$BIN" "${common[@]}" --force -s 1 -o "$TMP/model2" 2> "$TMP/kill.err" &
+cal=$!
+pids+=($cal)
+for _ in $(seq 100); do
+    snapshot | cmp -s "$TMP/before" - || break
+    sleep 0.05
+done
+sleep 0.3
+kill -KILL "$cal"
+wait "$cal" 2>/dev/null || true
+snapshot | cmp -s "$TMP/before" - && fail "no limit changed before the kill"
+[ -s "$TMP/run/journal" ] || fail "no journal after the kill"
+"$BIN" "${common[@]}" --restore 2> "$TMP/restore.err" || fail "--restore failed"
+grep -q "restored .* limits an interrupted run left" "$TMP/restore.err" ||
+    fail "no restore message"
+snapshot | diff "$TMP/before" - || fail "--restore did not restore"
+[ ! -e "$TMP/run/journal" ] || fail "journal left after --restore"
+log "ok"
