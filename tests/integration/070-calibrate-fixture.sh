@@ -137,6 +137,25 @@ snapshot | diff "$TMP/before" - || fail "limits not restored"
     fail "idle lines not marked"
 grep -q '^name fx$' "$TMP/model" || fail "--name not used"
 
+# The assumed numbers are written as given; bad values are refused
+# before anything changes.
+"$BIN" "${common[@]}" --force -s 0.05 --deepest-idle-mw 70 \
+    --package-idle-mw 300 -o "$TMP/model3" 2> "$TMP/assume.err" ||
+    fail "run with assumptions failed"
+grep -q '^    idle C6 133 600 70 .*# assumed' "$TMP/model3" ||
+    fail "--deepest-idle-mw not written"
+grep -q '^package 0 0-1 [0-9]* 300$' "$TMP/model3" ||
+    fail "--package-idle-mw not written"
+for bad in "-s 0.01" "-s x" "--deepest-idle-mw -1" "--name a/b c"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$BIN" "${common[@]}" $bad 2> "$TMP/bad.err" || rc=$?
+    [ "$rc" = 2 ] || fail "'$bad' exited $rc, not 2"
+    grep -q -e "--seconds-per-point\|--deepest-idle-mw\|--name\|unexpected" \
+        "$TMP/bad.err" || fail "'$bad': no message naming the option"
+done
+snapshot | diff "$TMP/before" - || fail "limits not restored"
+
 # A run killed mid-way leaves its limits; --restore puts them back.
 "$BIN" "${common[@]}" --force -s 1 -o "$TMP/model2" 2> "$TMP/kill.err" &
 cal=$!
