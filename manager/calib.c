@@ -373,9 +373,9 @@ restore(struct calib *c, char *err, size_t errlen)
     return first;
 }
 
-static void
-describe(const struct calib *c, const struct calib_point *p, char *buf,
-         size_t len)
+void
+calib_describe(const struct calib *c, const struct calib_point *p,
+               char *buf, size_t len)
 {
     const struct pol_domain *d = &c->model->domains[0];
 
@@ -454,7 +454,7 @@ calib_run(struct calib *c, char *err, size_t errlen)
     for (size_t i = 0; i < c->n_points && r == 0; i++) {
         struct calib_point *p = &c->points[i];
 
-        describe(c, p, what, sizeof what);
+        calib_describe(c, p, what, sizeof what);
         r = apply_point(c, p, e, sizeof e);
         if (r == 0 && p->kind == CALIB_BUSY) {
             r = c->ops->busy_start(c->aux, &p->cpus, e, sizeof e);
@@ -648,7 +648,7 @@ write_header(const struct calib *c, FILE *f)
     for (size_t i = 0; i < c->n_points; i++) {
         const struct calib_point *p = &c->points[i];
 
-        describe(c, p, what, sizeof what);
+        calib_describe(c, p, what, sizeof what);
         fprintf(f, "#  %3zu %-36s %9.3f %9.3f %+6.2f %%\n", i + 1, what,
                 p->measured_mw / 1000, p->fit_mw / 1000,
                 p->measured_mw > 0

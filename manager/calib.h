@@ -100,8 +100,8 @@ struct calib;
 /* Plans a calibration of the host behind 'host_ops'/'host' (topology
  * files below 'topo_root', which may be NULL: every CPU its own core in
  * package 0), read through 'meter' (not owned), with 'ops'/'aux' for
- * loops and time.  0 and '*out' (calib_destroy()), or a negative errno
- * with the reason in 'err'. */
+ * loops and time ('ops' NULL: plan only, for a dry run).  0 and '*out'
+ * (calib_destroy()), or a negative errno with the reason in 'err'. */
 int calib_create(const struct drv_host_ops *host_ops, struct drv_host *host,
                  const char *topo_root, struct meter *meter,
                  const struct calib_ops *ops, void *aux,
@@ -126,6 +126,10 @@ int calib_fit(struct calib *, char *err, size_t errlen);
 /* The fitted model (valid after calib_fit()) and the points. */
 const struct pol_model *calib_model(const struct calib *);
 const struct calib_point *calib_points(const struct calib *, size_t *n);
+
+/* "14 cores busy at 1000000 kHz" and the like, into 'buf'. */
+void calib_describe(const struct calib *, const struct calib_point *,
+                    char *buf, size_t len);
 
 /* Writes the fitted model as an energy-model file (docs/energy-model.md)
  * in which every number carries a comment saying whether it was measured

@@ -46,6 +46,7 @@ struct args {
     struct meter_roots roots;
     struct calib_opts opts;
     bool force, restore_only;
+    bool dry_run;                /* Plan and print only; writes nothing. */
 };
 
 static void
@@ -71,6 +72,8 @@ usage(FILE *f)
 "                              (default %s)\n"
 "      --force                 run even while vpowerd answers\n"
 "      --restore               only restore what an interrupted run left\n"
+"      --dry-run               print the points and the time, change\n"
+"                              nothing\n"
 "  -h, --help\n", SYSFS_DEFAULT_ROOT, METER_POWERCAP_ROOT,
             METER_HWMON_ROOT, METER_IPMI_DEV, DEFAULT_JOURNAL,
             PROTO_DEFAULT_SOCKET);
@@ -110,6 +113,7 @@ parse_args(int argc, char **argv, struct args *a)
         { "vpowerd-socket", required_argument, NULL, 'S' },
         { "force", no_argument, NULL, 'f' },
         { "restore", no_argument, NULL, 'R' },
+        { "dry-run", no_argument, NULL, 'd' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -128,6 +132,7 @@ parse_args(int argc, char **argv, struct args *a)
         case 'S': a->vpowerd_socket = optarg; break;
         case 'f': a->force = true; break;
         case 'R': a->restore_only = true; break;
+        case 'd': a->dry_run = true; break;
         case 'h': usage(stdout); exit(0);
         case 's':
             if (parse_num("--seconds-per-point", optarg, 3600, &v)
@@ -324,6 +329,37 @@ calibrate(struct args *a, struct jnl *j, struct drv_host *h,
     return r < 0 ? r : rr;
 }
 
+/* Plans against the host and prints the points and the time bound;
+ * only reads sysfs and the meter. */
+static int
+dry_run(struct args *a, struct drv_host *h, struct meter *m)
+{
+    const struct calib_point *pts;
+    struct calib *c;
+    char err[1024];
+    size_t n;
+    int r = calib_create(&drv_host_sysfs, h, a->sysfs_root, m, NULL, NULL,
+                         &a->opts, &c, err, sizeof err);
+
+    if (r < 0) {
+        fprintf(stderr, "vpower-calibrate: %s\n", err);
+        return r;
+    }
+    pts = calib_points(c, &n);
+    printf("meter %s (%s); %zu points x %.2f s = %.0f s\n", m->info.name,
+           meter_scope_name(m->info.scope), n,
+           (double) a->opts.point_ns / 1e9,
+           (double) calib_total_ns(c) / 1e9);
+    for (size_t i = 0; i < n; i++) {
+        char what[96];
+
+        calib_describe(c, &pts[i], what, sizeof what);
+        printf("[%zu/%zu] %s\n", i + 1, n, what);
+    }
+    calib_destroy(c);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -342,6 +378,16 @@ main(int argc, char **argv)
 
     if (parse_args(argc, argv, &a) < 0) {
         return 2;
+    }
+    if (a.dry_run) {
+        if (!(h = drv_host_sysfs.open(a.sysfs_root, err, sizeof err))) {
+            fprintf(stderr, "vpower-calibrate: %s\n", err);
+            return 1;
+        }
+        r = (m = open_meter(&a)) ? dry_run(&a, h, m) : -ENOENT;
+        meter_close(m);
+        drv_host_sysfs.close(h);
+        return r < 0 ? 1 : 0;
     }
     dir = strdup(a.journal);
     if (dir) {

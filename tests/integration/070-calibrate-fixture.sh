@@ -10,7 +10,8 @@
 # shared, so the powers are not checked, only that every point was
 # measured, limits were set while it ran and are back afterwards.
 # Checks: the time bound is printed up front; the loop threads were
-# pinned to single CPUs; the written model labels every number; a
+# pinned to single CPUs; the written model labels every number;
+# --dry-run lists the points and changes nothing; a
 # SIGKILLed run's limits are restored by --restore from the journal;
 # it refuses while something answers on the vpowerd socket unless
 # --force.
@@ -91,6 +92,18 @@ meter_helper() {
         sleep 0.02
     done >> "$TMP/seen"
 }
+
+# --dry-run lists the points and the time and changes nothing.
+"$BIN" "${common[@]}" --dry-run -s 3 > "$TMP/dry.out" 2> "$TMP/dry.err" ||
+    fail "--dry-run failed"
+grep -qx "meter package-0 (package); 10 points x 3.00 s = 30 s" \
+    "$TMP/dry.out" || fail "--dry-run: no time bound"
+[ "$(grep -c '^\[[0-9]*/10\] ' "$TMP/dry.out")" = 10 ] ||
+    fail "--dry-run: not 10 points"
+grep -qx "\[4/10\] 1 core busy at 800000 kHz" "$TMP/dry.out" ||
+    fail "--dry-run: point 4 is not 1 core at 800000 kHz"
+[ ! -e "$TMP/run/journal" ] || fail "--dry-run wrote a journal"
+snapshot | diff "$TMP/before" - || fail "--dry-run changed a limit"
 
 # Something answering on the vpowerd socket: refused without --force.
 python3 -c 'import socket, sys, time
