@@ -280,6 +280,14 @@ calib_model(const struct calib *c)
     return c->fitted ? c->model : NULL;
 }
 
+uint32_t
+calib_opp_khz(const struct calib *c, unsigned index)
+{
+    const struct pol_domain *d = &c->model->domains[0];
+
+    return index < d->n_opps ? d->opps[index].freq_khz : 0;
+}
+
 const struct calib_point *
 calib_points(const struct calib *c, size_t *n)
 {

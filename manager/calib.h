@@ -127,6 +127,9 @@ int calib_fit(struct calib *, char *err, size_t errlen);
 const struct pol_model *calib_model(const struct calib *);
 const struct calib_point *calib_points(const struct calib *, size_t *n);
 
+/* Frequency of operating point 'index' (of every domain), kHz. */
+uint32_t calib_opp_khz(const struct calib *, unsigned index);
+
 /* "14 cores busy at 1000000 kHz" and the like, into 'buf'. */
 void calib_describe(const struct calib *, const struct calib_point *,
                     char *buf, size_t len);

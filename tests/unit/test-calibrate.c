@@ -25,6 +25,7 @@
 #include "manager/calib_lsq.h"
 #include "manager/drv.h"
 #include "manager/meter.h"
+#include "manager/sysfs.h"
 #include "manager/util.h"
 #include "policy/model.h"
 #include "policy/policy.h"
@@ -434,11 +435,70 @@ test_lsq(void **state)
     assert_int_equal(calib_lsq_solve(a, b, 5, 0, x), -EINVAL);
 }
 
+/* Where cpufreq lists no points (intel_pstate), the plan runs a grid
+ * from cpuinfo_min_freq to cpuinfo_max_freq; planning writes nothing. */
+static void
+test_grid_without_listed_points(void **state)
+{
+    char *root = fx_mksysfs("--cpus 2 --freqs '800000 2400000'");
+    struct meter *m = meter_dummy_create("sim", METER_SCOPE_PACKAGE, true,
+                                         0);
+    struct calib_opts opts = { .point_ns = 1000000000ull,
+                               .sample_ns = 100000000ull, .name = "g" };
+    const struct calib_point *pts;
+    struct drv_host *h;
+    struct calib *c;
+    char err[256], cmd[1024];
+    uint32_t seen[8];
+    unsigned n_seen = 0;
+    size_t n;
+
+    (void) state;
+    snprintf(cmd, sizeof cmd, "rm %s/cpu*/cpufreq/"
+             "scaling_available_frequencies", root);
+    assert_int_equal(system(cmd), 0);
+    h = drv_host_sysfs.open(root, err, sizeof err);
+    assert_non_null(h);
+    assert_int_equal(calib_create(&drv_host_sysfs, h, root, m, NULL, NULL,
+                                  &opts, &c, err, sizeof err), 0);
+    pts = calib_points(c, &n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f;
+
+        if (pts[i].kind != CALIB_BUSY || pts[i].n_cores != 1) {
+            continue;
+        }
+        f = calib_opp_khz(c, pts[i].index);
+        assert_true(n_seen < 8);
+        seen[n_seen++] = f;
+    }
+    assert_int_equal(n_seen, 5);
+    for (unsigned i = 0; i < 5; i++) {
+        assert_int_equal(seen[i], 800000 + 400000 * i);
+    }
+    assert_int_equal(calib_total_ns(c), n * 1000000000ull);
+    for (unsigned cpu = 0; cpu < 2; cpu++) {
+        char rel[64], buf[32];
+
+        snprintf(rel, sizeof rel, "cpu%u/cpufreq/scaling_min_freq", cpu);
+        assert_true(sysfs_read_raw(root, rel, buf, sizeof buf) > 0);
+        assert_string_equal(buf, "800000\n");
+        snprintf(rel, sizeof rel, "cpu%u/cpuidle/state1/disable", cpu);
+        assert_true(sysfs_read_raw(root, rel, buf, sizeof buf) > 0);
+        assert_string_equal(buf, "0\n");
+    }
+    calib_destroy(c);
+    drv_host_sysfs.close(h);
+    meter_close(m);
+    fx_rmtree(root);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lsq),
+        cmocka_unit_test(test_grid_without_listed_points),
         cmocka_unit_test(test_recovers_true_model),
         cmocka_unit_test(test_assumptions_shift_split),
         cmocka_unit_test(test_meter_failure_restores),
