@@ -93,8 +93,16 @@ save_limits(struct calib *c, char *err, size_t errlen)
         struct calib_orig *o = &c->orig[cpu];
         struct drv_freq f;
         struct drv_idle id;
-        int r = c->hops->get_freq(c->host, cpu, &f);
+        bool online = true;
+        int r = c->hops->is_online(c->host, cpu, &online);
 
+        if (r == 0 && !online) {
+            snprintf(err, errlen, "cpu%u is offline: bring every CPU "
+                     "online to calibrate (an offline core cannot run a "
+                     "loop, and its idle power is not the model's)", cpu);
+            return -EBUSY;
+        }
+        r = c->hops->get_freq(c->host, cpu, &f);
         if (r == 0) {
             o->has_freq = true;
             o->min_khz = o->cur_min = f.min_khz;

@@ -488,6 +488,12 @@ test_grid_without_listed_points(void **state)
         assert_string_equal(buf, "0\n");
     }
     calib_destroy(c);
+
+    /* An offline CPU is refused, naming it. */
+    fx_put(root, "cpu1/online", "0\n");
+    assert_int_equal(calib_create(&drv_host_sysfs, h, root, m, NULL, NULL,
+                                  &opts, &c, err, sizeof err), -EBUSY);
+    assert_non_null(strstr(err, "cpu1 is offline"));
     drv_host_sysfs.close(h);
     meter_close(m);
     fx_rmtree(root);
