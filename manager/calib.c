@@ -583,6 +583,7 @@ calib_fit(struct calib *c, char *err, size_t errlen)
     size_t cols = n_cols(c), n = c->n_points;
     double *a = xcalloc(n * cols, sizeof *a), *b = xcalloc(n, sizeof *b);
     double x[CALIB_LSQ_MAX_COLS], ss = 0;
+    bool moved = false;
     int r = 0;
 
     for (size_t i = 0; i < n && r == 0; i++) {
@@ -592,6 +593,12 @@ calib_fit(struct calib *c, char *err, size_t errlen)
         }
         fill_row(c, &c->points[i], &a[i * cols]);
         b[i] = c->points[i].measured_mw;
+        moved |= b[i] > 0;
+    }
+    if (r == 0 && !moved) {
+        snprintf(err, errlen, "the meter %s counted no energy over any "
+                 "point", c->meter->info.name);
+        r = -EIO;
     }
     if (r == 0 && (r = calib_lsq_solve(a, b, n, cols, x)) < 0) {
         snprintf(err, errlen, "the %zu points cannot separate the %zu "

@@ -120,7 +120,8 @@ uint64_t calib_total_ns(const struct calib *);
 int calib_run(struct calib *, char *err, size_t errlen);
 
 /* Fits the model to the measured points.  0, -EDOM when the points
- * cannot separate the unknowns, -EINVAL when a point was not measured. */
+ * cannot separate the unknowns, -EINVAL when a point was not measured,
+ * -EIO when the meter counted nothing at all (a dead or wrong meter). */
 int calib_fit(struct calib *, char *err, size_t errlen);
 
 /* The fitted model (valid after calib_fit()) and the points. */

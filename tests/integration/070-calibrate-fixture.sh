@@ -152,9 +152,12 @@ grep -q '^name fx$' "$TMP/model" || fail "--name not used"
 
 # The assumed numbers are written as given; bad values are refused
 # before anything changes.
-"$BIN" "${common[@]}" --force -s 0.05 --deepest-idle-mw 70 \
-    --package-idle-mw 300 -o "$TMP/model3" 2> "$TMP/assume.err" ||
-    fail "run with assumptions failed"
+"$BIN" "${common[@]}" --force -s 0.2 --deepest-idle-mw 70 \
+    --package-idle-mw 300 -o "$TMP/model3" 2> "$TMP/assume.err" &
+cal=$!
+pids+=($cal)
+meter_helper "$cal"
+wait "$cal" || fail "run with assumptions failed"
 grep -q '^    idle C6 133 600 70 .*# assumed' "$TMP/model3" ||
     fail "--deepest-idle-mw not written"
 grep -q '^package 0 0-1 [0-9]* 300$' "$TMP/model3" ||

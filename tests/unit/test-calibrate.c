@@ -321,6 +321,8 @@ test_recovers_true_model(void **state)
     t = f.s.truth;
     assert_non_null(fit);
     assert_true(f.s.wraps > 10);
+    /* The time bound printed up front is the time it takes. */
+    assert_int_equal(f.s.now_ns, calib_total_ns(f.c));
     assert_restored(&f);
     pts = calib_points(f.c, &n);
     assert_int_equal(n, 2 + 3 * (10 + 2));
@@ -403,6 +405,35 @@ test_meter_failure_restores(void **state)
     assert_restored(&f);
     assert_int_equal(calib_fit(f.c, f.err, sizeof f.err), -EINVAL);
     assert_null(calib_model(f.c));
+    fx_teardown(&f);
+}
+
+/* A meter that never moves is an error, not a model of zeros. */
+static void
+test_dead_meter(void **state)
+{
+    struct fx f;
+
+    (void) state;
+    fx_setup(&f, 0, 0, 0);
+    f.s.truth->platform_mw = 0;
+    for (unsigned k = 0; k < f.s.truth->n_pkgs; k++) {
+        f.s.truth->pkgs[k].uncore_active_mw = 0;
+        f.s.truth->pkgs[k].uncore_idle_mw = 0;
+    }
+    for (unsigned d = 0; d < f.s.truth->n_domains; d++) {
+        struct pol_domain *dom = &f.s.truth->domains[d];
+
+        for (unsigned k = 0; k < dom->n_opps; k++) {
+            dom->opps[k].busy_mw = 0;
+        }
+        for (unsigned s = 0; s < dom->n_idle; s++) {
+            dom->idle[s].power_mw = 0;
+        }
+    }
+    assert_int_equal(calib_run(f.c, f.err, sizeof f.err), 0);
+    assert_int_equal(calib_fit(f.c, f.err, sizeof f.err), -EIO);
+    assert_non_null(strstr(f.err, "counted no energy"));
     fx_teardown(&f);
 }
 
@@ -508,6 +539,7 @@ main(void)
         cmocka_unit_test(test_recovers_true_model),
         cmocka_unit_test(test_assumptions_shift_split),
         cmocka_unit_test(test_meter_failure_restores),
+        cmocka_unit_test(test_dead_meter),
     };
 
     int r = cmocka_run_group_tests(tests, NULL, NULL);
