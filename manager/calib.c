@@ -419,16 +419,23 @@ read_meter(struct calib *c, uint64_t *t_ns, uint64_t *e_uj, char *err,
     return meter_read_uj(c->meter, *t_ns, e_uj, err, errlen);
 }
 
-/* Holds the state of point 'p' for point_ns, reading the meter every
- * sample_ns after the settling time, and stores the mean power. */
+/* Holds the state of point 'p' until 'start' + point_ns, 'start' being
+ * when the host began to change into it (setting limits and starting
+ * loops counts against the point, so the run keeps its time bound);
+ * reads the meter every sample_ns after the settling time and stores
+ * the mean power. */
 static int
-measure(struct calib *c, struct calib_point *p, char *err, size_t errlen)
+measure(struct calib *c, struct calib_point *p, uint64_t start, char *err,
+        size_t errlen)
 {
-    uint64_t settle = c->opts.point_ns * CALIB_SETTLE_PCT / 100;
-    uint64_t t0, t1, e0, e1, left;
+    uint64_t settle_end = start + c->opts.point_ns * CALIB_SETTLE_PCT / 100;
+    uint64_t end = start + c->opts.point_ns;
+    uint64_t t0, t1, e0, e1, now = c->ops->now_ns(c->aux);
     int r;
 
-    c->ops->sleep_ns(c->aux, settle);
+    if (now < settle_end) {
+        c->ops->sleep_ns(c->aux, settle_end - now);
+    }
     if (c->ops->cancelled && c->ops->cancelled(c->aux)) {
         snprintf(err, errlen, "interrupted");
         return -EINTR;
@@ -436,13 +443,13 @@ measure(struct calib *c, struct calib_point *p, char *err, size_t errlen)
     if ((r = read_meter(c, &t0, &e0, err, errlen)) < 0) {
         return r;
     }
-    e1 = e0;
-    t1 = t0;
-    for (left = c->opts.point_ns - settle; left > 0;) {
-        uint64_t step = left < c->opts.sample_ns ? left : c->opts.sample_ns;
+    /* At least one interval, even when changing state took the whole
+     * point. */
+    for (t1 = t0, e1 = e0; t1 < end || t1 == t0;) {
+        uint64_t left = end > t1 ? end - t1 : c->opts.sample_ns;
 
-        c->ops->sleep_ns(c->aux, step);
-        left -= step;
+        c->ops->sleep_ns(c->aux, left < c->opts.sample_ns
+                                 ? left : c->opts.sample_ns);
         if (c->ops->cancelled && c->ops->cancelled(c->aux)) {
             snprintf(err, errlen, "interrupted");
             return -EINTR;
@@ -450,10 +457,6 @@ measure(struct calib *c, struct calib_point *p, char *err, size_t errlen)
         if ((r = read_meter(c, &t1, &e1, err, errlen)) < 0) {
             return r;
         }
-    }
-    if (t1 <= t0) {
-        snprintf(err, errlen, "the clock did not advance over the point");
-        return -EINVAL;
     }
     p->measured_mw = (double) (e1 - e0) * 1e6 / (double) (t1 - t0);
     p->measured = true;
@@ -469,17 +472,18 @@ calib_run(struct calib *c, char *err, size_t errlen)
     *err = '\0';
     for (size_t i = 0; i < c->n_points && r == 0; i++) {
         struct calib_point *p = &c->points[i];
+        uint64_t start = c->ops->now_ns(c->aux);
 
         calib_describe(c, p, what, sizeof what);
         r = apply_point(c, p, e, sizeof e);
         if (r == 0 && p->kind == CALIB_BUSY) {
             r = c->ops->busy_start(c->aux, &p->cpus, e, sizeof e);
             if (r == 0) {
-                r = measure(c, p, e, sizeof e);
+                r = measure(c, p, start, e, sizeof e);
                 c->ops->busy_stop(c->aux);
             }
         } else if (r == 0) {
-            r = measure(c, p, e, sizeof e);
+            r = measure(c, p, start, e, sizeof e);
         }
         if (r < 0) {
             snprintf(err, errlen, "point %zu (%s): %s", i + 1, what, e);

@@ -303,7 +303,11 @@ calibrate(struct args *a, struct jnl *j, struct drv_host *h,
                 "meanwhile\n", m->info.name, meter_scope_name(m->info.scope),
                 calib_n_points(c), (double) a->opts.point_ns / 1e9,
                 (double) t / 1e9, (double) t / 60e9);
+        t = calib_loops_ops.now_ns(loops);
         r = calib_run(c, err, sizeof err);
+        fprintf(stderr, "vpower-calibrate: took %.1f s (bound %.0f s)\n",
+                (double) (calib_loops_ops.now_ns(loops) - t) / 1e9,
+                (double) calib_total_ns(c) / 1e9);
     }
     rr = jnl_restore_sysfs(j, a->sysfs_root, &failed);
     if (rr < 0) {

@@ -126,9 +126,14 @@ cal=$!
 pids+=($cal)
 meter_helper "$cal"
 wait "$cal" || fail "vpower-calibrate failed"
-log "$(grep -E 'points x|loops used' "$TMP/run.err" | tr '\n' ' ')"
+log "$(grep -E 'points x|took|loops used' "$TMP/run.err" | tr '\n' ' ')"
 grep -q "meter package-0 (package); 10 points x 0.20 s = 2 s" "$TMP/run.err" ||
     fail "time bound not printed up front"
+took=$(sed -n 's/.*took \([0-9.]*\) s (bound 2 s).*/\1/p' "$TMP/run.err")
+# Generous: the machine is shared; a run that forgot to count setting
+# up each point against it would take about twice the bound and more.
+awk -v t="$took" 'BEGIN { exit !(t > 0 && t <= 6) }' ||
+    fail "took ${took:-?} s for a 2 s bound"
 [ "$(grep -c '^\[[0-9]*/10\]' "$TMP/run.err")" = 10 ] ||
     fail "not every point reported progress"
 cpu=$(sed -n 's/.*loops used \([0-9.]*\) s of CPU.*/\1/p' "$TMP/run.err")
