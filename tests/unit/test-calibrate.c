@@ -211,6 +211,12 @@ fx_setup(struct fx *f, double noise, uint32_t deepest_mw,
         .deepest_idle_mw = deepest_mw, .package_idle_mw = pkg_idle_mw,
         .name = "sim-xeon",
     };
+    /* An administrator's limits, which calibration changes (package
+     * idle enables every state) and must put back. */
+    assert_int_equal(drv_host_dummy.set_freq_range(f->s.h, 5, 1000000,
+                                                   2500000), 0);
+    assert_int_equal(drv_host_dummy.set_idle_disable(f->s.h, 7, 2, true),
+                     0);
     assert_int_equal(calib_create(&drv_host_dummy, f->s.h, f->root,
                                   f->s.meter, &sim_ops, &f->s, &f->opts,
                                   &f->c, f->err, sizeof f->err), 0);
@@ -237,8 +243,9 @@ assert_within(double got, double want, double pct, const char *what)
     }
 }
 
-/* Every CPU of the dummy host has its full range and no state disabled,
- * as it started. */
+/* Every CPU of the dummy host has the limits it started with: the full
+ * range and no state disabled, but cpu5's max 2500000 kHz and cpu7's
+ * state 2 disabled. */
 static void
 assert_restored(struct fx *f)
 {
@@ -248,10 +255,10 @@ assert_restored(struct fx *f)
 
         assert_int_equal(drv_host_dummy.get_freq(f->s.h, cpu, &fr), 0);
         assert_int_equal(fr.min_khz, 1000000);
-        assert_int_equal(fr.max_khz, 3200000);
+        assert_int_equal(fr.max_khz, cpu == 5 ? 2500000 : 3200000);
         assert_int_equal(drv_host_dummy.get_idle(f->s.h, cpu, &id), 0);
         for (unsigned k = 0; k < id.n_states; k++) {
-            assert_false(id.disabled[k]);
+            assert_int_equal(id.disabled[k], cpu == 7 && k == 2);
         }
     }
 }
