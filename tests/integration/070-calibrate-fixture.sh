@@ -11,7 +11,8 @@
 # measured, limits were set while it ran and are back afterwards.
 # Checks: the time bound is printed up front; the loop threads were
 # pinned to single CPUs; the written model labels every number;
-# --dry-run lists the points and changes nothing; a
+# --dry-run lists the points and changes nothing; SIGINT restores
+# and exits 1; a
 # SIGKILLed run's limits are restored by --restore from the journal;
 # it refuses while something answers on the vpowerd socket unless
 # --force.
@@ -176,6 +177,23 @@ for bad in "-s 0.01" "-s x" "--deepest-idle-mw -1" "--name a/b c"; do
         "$TMP/bad.err" || fail "'$bad': no message naming the option"
 done
 snapshot | diff "$TMP/before" - || fail "limits not restored"
+
+# SIGINT mid-run: the point stops, every limit is restored, exit 1.
+"$BIN" "${common[@]}" --force -s 1 -o "$TMP/model4" 2> "$TMP/int.err" &
+cal=$!
+pids+=($cal)
+for _ in $(seq 100); do
+    snapshot | cmp -s "$TMP/before" - || break
+    sleep 0.05
+done
+kill -INT "$cal"
+rc=0
+wait "$cal" || rc=$?
+[ "$rc" = 1 ] || fail "SIGINT: exit $rc, not 1"
+grep -q "interrupted" "$TMP/int.err" || fail "SIGINT: no 'interrupted'"
+snapshot | diff "$TMP/before" - || fail "SIGINT: limits not restored"
+[ ! -e "$TMP/run/journal" ] || fail "SIGINT: journal left"
+[ ! -e "$TMP/model4" ] || fail "SIGINT: wrote a model"
 
 # A run killed mid-way leaves its limits; --restore puts them back.
 "$BIN" "${common[@]}" --force -s 1 -o "$TMP/model2" 2> "$TMP/kill.err" &
