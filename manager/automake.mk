@@ -47,3 +47,4 @@ include manager/inputs.mk
 include manager/meter.mk
 include manager/hk.mk
 include manager/smt.mk
+include manager/calib.mk

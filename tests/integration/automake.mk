@@ -64,3 +64,8 @@ tests_integration_replay_check_LDADD = policy/libvpowerpolicy.a -lm
 # SMT isolation in vpowerd on the dummy hypervisor (no root).
 dist_check_SCRIPTS += tests/integration/017-vpowerd-smt.sh
 TESTS += tests/integration/017-vpowerd-smt.sh
+# 07x: vpower-calibrate on the real CPUs with fixture sysfs and powercap
+# trees (no root; the limits it sets land in the fixture).
+CALIBRATE_TESTS = tests/integration/070-calibrate-fixture.sh
+dist_check_SCRIPTS += $(CALIBRATE_TESTS)
+TESTS += $(CALIBRATE_TESTS)

@@ -9,3 +9,4 @@ include tests/unit/inputs.mk
 include tests/unit/meter.mk
 include tests/unit/hk.mk
 include tests/unit/smt.mk
+include tests/unit/calib.mk
