@@ -130,7 +130,9 @@ struct drv_idle {
  * driver never writes it again (it stays foreign until the driver is
  * closed) and the journal replay does not restore it (journal.h). */
 struct drv_foreign {
-    unsigned cpu;
+    unsigned cpu;                 /* For a cpufreq policy of several
+                                   * CPUs (one set of files), the CPU
+                                   * through which it was found. */
     char knob[48];                /* Below cpuN/, e.g. "online",
                                    * "cpufreq/scaling_max_freq",
                                    * "cpuidle/state2/disable". */

@@ -54,6 +54,11 @@ struct drv_host {
     unsigned n_cpus;
     struct jnl *jnl;            /* Not owned; NULL = no journalling. */
     struct knob_list *knobs;    /* [n_cpus] */
+    int *policy_of;             /* [n_cpus] index in 'policies', -1 if
+                                 * not known yet. */
+    char **policies;            /* Resolved cpufreq directories. */
+    struct knob_list *policy_knobs; /* [n_policies] */
+    size_t n_policies;
     struct drv_foreign *foreign; /* Found so far, in order. */
     size_t n_foreign, cap_foreign;
 };
@@ -289,10 +294,50 @@ trimmed(char *out, size_t len, const char *in)
     }
 }
 
+/* The knobs cpuN/'file' is among.  The kernel links the cpufreq
+ * directories of all CPUs of one policy to the same place (policyX):
+ * their cpufreq knobs are one, kept per resolved directory. */
+static struct knob_list *
+knob_list(struct drv_host *h, unsigned cpu, const char *file)
+{
+    char path[SYSFS_PATH_MAX], *dir;
+    size_t i;
+
+    if (strncmp(file, "cpufreq/", 8)) {
+        return &h->knobs[cpu];
+    }
+    if (h->policy_of[cpu] >= 0) {
+        return &h->policy_knobs[h->policy_of[cpu]];
+    }
+    snprintf(path, sizeof path, "%s/cpu%u/cpufreq", h->root, cpu);
+    dir = realpath(path, NULL);
+    if (!dir) {
+        return &h->knobs[cpu];
+    }
+    for (i = 0; i < h->n_policies; i++) {
+        if (!strcmp(h->policies[i], dir)) {
+            break;
+        }
+    }
+    if (i == h->n_policies) {
+        h->policies = xrealloc(h->policies,
+                               (i + 1) * sizeof *h->policies);
+        h->policy_knobs = xrealloc(h->policy_knobs,
+                                   (i + 1) * sizeof *h->policy_knobs);
+        h->policies[i] = dir;
+        memset(&h->policy_knobs[i], 0, sizeof h->policy_knobs[i]);
+        h->n_policies++;
+    } else {
+        free(dir);
+    }
+    h->policy_of[cpu] = (int) i;
+    return &h->policy_knobs[i];
+}
+
 static struct knob *
 knob_find(struct drv_host *h, unsigned cpu, const char *file)
 {
-    struct knob_list *l = &h->knobs[cpu];
+    struct knob_list *l = knob_list(h, cpu, file);
 
     for (size_t i = 0; i < l->n; i++) {
         if (!strcmp(l->k[i].file, file)) {
@@ -310,7 +355,7 @@ knob_expect(struct drv_host *h, unsigned cpu, const char *file,
     struct knob *k = knob_find(h, cpu, file);
 
     if (!k) {
-        struct knob_list *l = &h->knobs[cpu];
+        struct knob_list *l = knob_list(h, cpu, file);
 
         if (l->n == l->cap) {
             l->cap = l->cap ? l->cap * 2 : 8;
@@ -560,6 +605,10 @@ sysfs_open(const char *root, char *err, size_t errlen)
     snprintf(h->root, sizeof h->root, "%s", root);
     h->n_cpus = (unsigned) last + 1;
     h->knobs = XNEWARRAY(struct knob_list, h->n_cpus);
+    h->policy_of = XNEWARRAY(int, h->n_cpus);
+    for (unsigned c = 0; c < h->n_cpus; c++) {
+        h->policy_of[c] = -1;
+    }
     return h;
 }
 
@@ -570,6 +619,13 @@ sysfs_close(struct drv_host *h)
         for (unsigned c = 0; c < h->n_cpus; c++) {
             free(h->knobs[c].k);
         }
+        for (size_t i = 0; i < h->n_policies; i++) {
+            free(h->policies[i]);
+            free(h->policy_knobs[i].k);
+        }
+        free(h->policies);
+        free(h->policy_knobs);
+        free(h->policy_of);
         free(h->knobs);
         free(h->foreign);
         free(h);

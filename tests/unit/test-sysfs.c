@@ -702,6 +702,37 @@ test_other_writer_running(void **state)
     fx_close(f);
 }
 
+/* CPUs of one cpufreq policy share its files (the kernel links their
+ * cpufreq directories to one policyX): vpowerd's write through one CPU
+ * is not another writer's change seen through the other. */
+static void
+test_other_writer_shared_policy(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_freq fq;
+    char *cmd;
+
+    /* cpu1 links to cpu0's policy and is read first. */
+    assert_true(asprintf(&cmd, "rm -rf '%s/cpu1/cpufreq' && ln -s "
+                         "../cpu0/cpufreq '%s/cpu1/cpufreq'", f->root,
+                         f->root) > 0);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fq), 0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 0, 800000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "performance"),
+                     0);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fq), 0);
+    assert_int_equal(fq.max_khz, 1600000);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   1200000), 0);
+    assert_string_equal(fx_get(f->root, "cpu0/cpufreq/scaling_max_freq"),
+                        "1200000");
+    assert_int_equal(drv_host_sysfs.foreign(f->h, NULL, 0), 0);
+    fx_close(f);
+}
+
 /* After vpowerd stopped (a crash): the next start replays the journal;
  * a value another writer changed after the crash stays, the ones still
  * holding vpowerd's value get their originals back. */
@@ -834,6 +865,7 @@ main(void)
         cmocka_unit_test(test_journalled_writes),
         cmocka_unit_test(test_other_writer_running),
         cmocka_unit_test(test_other_writer_after_crash),
+        cmocka_unit_test(test_other_writer_shared_policy),
         cmocka_unit_test(test_dummy),
     };
 
