@@ -846,6 +846,56 @@ test_dummy(void **state)
     assert_null(drv_host_dummy.open("bogus=1", err, sizeof err));
 }
 
+/* The dummy host plays another agent for daemon-level tests: the knob it
+ * changes is listed and no longer written. */
+static void
+test_dummy_other_writer(void **state)
+{
+    char err[256] = "";
+    struct drv_host *h = drv_host_dummy.open("cpus=2", err, sizeof err);
+    struct drv_foreign list[4];
+    struct drv_freq f;
+    struct drv_idle idle;
+
+    assert_non_null(h);
+    assert_int_equal(drv_host_dummy.foreign(h, NULL, 0), 0);
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 1, 800000, 1600000),
+                     0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_max_freq",
+                                            "2400000\n"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state2/disable",
+                                            "1"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state1/disable",
+                                            "0"), 0);   /* Unchanged. */
+    assert_int_equal(dummy_host_agent_write(h, 1, "online", "0"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state9/disable",
+                                            "1"), -EINVAL);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_max_freq",
+                                            "1"), -EINVAL);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_governor",
+                                            "turbo"), -EINVAL);
+    assert_int_equal(drv_host_dummy.foreign(h, list, 4), 3);
+    assert_string_equal(list[0].knob, "cpufreq/scaling_max_freq");
+    assert_string_equal(list[0].expected, "1600000");
+    assert_string_equal(list[0].found, "2400000");
+    assert_true(list[0].written);
+    assert_string_equal(list[1].knob, "cpuidle/state2/disable");
+    assert_false(list[1].written);
+
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 1, 1000000, 1200000),
+                     0);
+    assert_int_equal(drv_host_dummy.get_freq(h, 1, &f), 0);
+    assert_int_equal(f.max_khz, 2400000);
+    assert_int_equal(f.min_khz, 1000000);
+    assert_int_equal(drv_host_dummy.set_idle_disable(h, 1, 2, false), 0);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), 0);
+    assert_true(idle.disabled[2]);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, true), -EPERM);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, false), 0);
+    assert_int_equal(drv_host_dummy.foreign(h, NULL, 0), 3);
+    drv_host_dummy.close(h);
+}
+
 int
 main(void)
 {
@@ -867,6 +917,7 @@ main(void)
         cmocka_unit_test(test_other_writer_after_crash),
         cmocka_unit_test(test_other_writer_shared_policy),
         cmocka_unit_test(test_dummy),
+        cmocka_unit_test(test_dummy_other_writer),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
