@@ -10,10 +10,13 @@
  *   vcpu UUID VCPU CPULIST
  *   emulator UUID CPULIST
  *   online CPU 0|1
- *   wrote-online CPU 0|1         (what vpowerd last set; after its online)
+ *   wrote-online CPU 0|1 [0|1]   (what vpowerd last set, and before)
  *   sysfs RELPATH VALUE          (VALUE is the rest of the line)
- *   wrote RELPATH VALUE          (what vpowerd last wrote; after its sysfs)
+ *   wrote RELPATH VALUE          (what vpowerd last wrote there)
+ *   wrote-prev RELPATH VALUE     (what it wrote before that)
  *   end COUNT                    (COUNT does not include wrote lines)
+ *
+ * Wrote lines follow the line of their key in this order.
  *
  * A sysfs VALUE is the file's content exactly as read, so a restore puts
  * back the same bytes; its trailing newline is written "\n" and a
@@ -187,10 +190,17 @@ format_entry(struct sbuf *b, const struct jnl_entry *e)
             sbuf_printf(b, "wrote %s ", e->path);
             format_value(b, e->last);
         }
+        if (e->has_last && e->has_prev) {
+            sbuf_printf(b, "wrote-prev %s ", e->path);
+            format_value(b, e->prev);
+        }
         break;
     case JNL_ONLINE:
         sbuf_printf(b, "online %u %d\n", e->cpu, e->online ? 1 : 0);
-        if (e->has_last) {
+        if (e->has_last && e->has_prev) {
+            sbuf_printf(b, "wrote-online %u %d %d\n", e->cpu,
+                        e->last_online ? 1 : 0, e->prev_online ? 1 : 0);
+        } else if (e->has_last) {
             sbuf_printf(b, "wrote-online %u %d\n", e->cpu,
                         e->last_online ? 1 : 0);
         }
@@ -493,6 +503,12 @@ note_write(struct jnl *j, const struct jnl_entry *key)
         return 0;
     }
     old = *e;
+    if (e->has_last) {
+        /* Until the new value is written, the file holds this one. */
+        e->has_prev = true;
+        strcpy(e->prev, e->last);
+        e->prev_online = e->last_online;
+    }
     e->has_last = true;
     strcpy(e->last, key->last);
     e->last_online = key->last_online;
@@ -616,6 +632,7 @@ changed_by_other(const struct jnl_entry *e, const char *root)
 {
     char rel[32], cur[JNL_VALUE_LEN];
     const char *path = e->path, *last = e->last, *orig = e->value;
+    const char *prev = e->has_prev ? e->prev : orig;
 
     if (!e->has_last) {
         return false;
@@ -625,9 +642,11 @@ changed_by_other(const struct jnl_entry *e, const char *root)
         path = rel;
         last = e->last_online ? "1" : "0";
         orig = e->online ? "1" : "0";
+        prev = !e->has_prev ? orig : e->prev_online ? "1" : "0";
     }
     if (sysfs_read(root, path, cur, sizeof cur) < 0
-        || value_same(cur, last) || value_same(cur, orig)) {
+        || value_same(cur, last) || value_same(cur, orig)
+        || value_same(cur, prev)) {
         return false;
     }
     LOG_WARN("restore %s: left as found, changed by another writer after "
@@ -949,27 +968,34 @@ parse_wrote(struct jnl *j, char *line)
     struct jnl_entry *e = j->n ? &j->e[j->n - 1] : NULL;
     char *save, *a, *b, *sp;
 
+    bool prev;
+
     if (!strncmp(line, "wrote-online ", 13)) {
-        unsigned cpu, v;
+        unsigned cpu, v, p = 0;
+        char *c;
 
         a = strtok_r(line + 13, " ", &save);
         b = strtok_r(NULL, " ", &save);
+        c = strtok_r(NULL, " ", &save);
         if (!a || !b || strtok_r(NULL, " ", &save)
             || parse_uint(a, POL_MAX_CPUS - 1, &cpu)
-            || parse_uint(b, 1, &v)) {
-            return "wrote-online: expected CPU 0|1";
+            || parse_uint(b, 1, &v) || (c && parse_uint(c, 1, &p))) {
+            return "wrote-online: expected CPU 0|1 [0|1]";
         }
         if (!e || e->kind != JNL_ONLINE || e->cpu != cpu || e->has_last) {
             return "wrote-online: not right after its CPU's online line";
         }
         e->has_last = true;
         e->last_online = v;
+        e->has_prev = c != NULL;
+        e->prev_online = p;
         return NULL;
     }
-    if (strncmp(line, "wrote ", 6)) {
+    prev = !strncmp(line, "wrote-prev ", 11);
+    if (!prev && strncmp(line, "wrote ", 6)) {
         return "unknown entry";
     }
-    a = line + 6;
+    a = line + (prev ? 11 : 6);
     sp = strchr(a, ' ');
     if (!sp) {
         return "wrote: expected PATH VALUE";
@@ -978,11 +1004,19 @@ parse_wrote(struct jnl *j, char *line)
     if (!unescape(sp + 1) || !value_valid(sp + 1)) {
         return "wrote: bad value";
     }
-    if (!e || e->kind != JNL_SYSFS || strcmp(e->path, a) || e->has_last) {
-        return "wrote: not right after the sysfs line of its path";
+    if (!e || e->kind != JNL_SYSFS || strcmp(e->path, a)
+        || (prev ? !e->has_last || e->has_prev : e->has_last)) {
+        return prev ? "wrote-prev: not right after the wrote line of its "
+                      "path"
+                    : "wrote: not right after the sysfs line of its path";
     }
-    e->has_last = true;
-    strcpy(e->last, sp + 1);
+    if (prev) {
+        e->has_prev = true;
+        strcpy(e->prev, sp + 1);
+    } else {
+        e->has_last = true;
+        strcpy(e->last, sp + 1);
+    }
     return NULL;
 }
 

@@ -75,6 +75,12 @@ struct jnl_entry {
     bool has_last;
     char last[JNL_VALUE_LEN];
     bool last_online;
+    /* The last written value before that one, if 'has_prev': a crash
+     * between recording a write and making it leaves this in the file,
+     * still vpowerd's. */
+    bool has_prev;
+    char prev[JNL_VALUE_LEN];
+    bool prev_online;
 };
 
 struct jnl;
@@ -167,8 +173,8 @@ int jnl_restore_sysfs(const struct jnl *, const char *root,
  * (see below).  jnl_restore_sysfs() skips them the same way.
  *
  * Other writers: an entry with a last written value (has_last) is only
- * restored while the file still holds that value or the original
- * (compared without trailing whitespace); any other content was written
+ * restored while the file still holds that value, the one written before
+ * it (has_prev) or the original (compared without trailing whitespace); any other content was written
  * by someone else (tuned, power-profiles-daemon, an administrator) after
  * vpowerd, and is newer than both: it is left as found, with a warning
  * naming the file, the value expected and the value found.  Entries

@@ -334,6 +334,10 @@ test_atomic(void **state)
               ":3: wrote-online: expected" },
             { "vpower-journal 3\nsysfs x 1\nwrotex x 1\nend 1\n",
               ":3: unknown entry" },
+            { "vpower-journal 3\nsysfs x 1\nwrote-prev x 1\nend 1\n",
+              ":3: wrote-prev: not right after" },
+            { "vpower-journal 3\nonline 1 1\nwrote-online 1 0 2\nend 1\n",
+              ":3: wrote-online: expected" },
             { "vpower-journal 2\nsysfs x 1\nwrote x 2\nend 1\n",
               ":3: unknown entry" },
             { "vpower-journal 2\nsysfs x 1\\q\nend 1\n",
@@ -408,11 +412,19 @@ test_last_written(void **state)
     assert_int_equal(jnl_record_online(j, 3, true), 0);
     assert_int_equal(jnl_note_online_write(j, 3, false, false), 0);
     assert_int_equal(jnl_note_sysfs_write(j, "cpu1/x", "a\n", "b\\n"), 0);
+    /* Killed between recording a write and making it: the file holds
+     * the value written before, still vpowerd's. */
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu0/cpufreq/scaling_max_freq",
+                                          "2400000\n", "1600000"), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu0/cpufreq/scaling_max_freq",
+                                          "1600000\n", "1000000"), 0);
+    assert_int_equal(jnl_note_online_write(j, 2, true, false), 0);
+    assert_int_equal(jnl_note_online_write(j, 2, false, true), 0);
     assert_int_equal(jnl_note_sysfs_write(j, "cpu1/x", "a", "b\n\n"),
                      -EINVAL);
     assert_int_equal(jnl_note_online_write(j, POL_MAX_CPUS, true, false),
                      -EINVAL);
-    assert_int_equal(jnl_count(j), 6);
+    assert_int_equal(jnl_count(j), 8);
     jnl_close(j);
 
     f = fopen(path, "r");
@@ -425,6 +437,10 @@ test_last_written(void **state)
                            "1200000\n"));
     assert_non_null(strstr(text, "online 3 1\nwrote-online 3 0\n"));
     assert_non_null(strstr(text, "wrote cpu1/x b\\\\n\n"));
+    assert_non_null(strstr(text, "wrote cpu0/cpufreq/scaling_max_freq "
+                           "1000000\nwrote-prev cpu0/cpufreq/scaling_max_freq"
+                           " 1600000\n"));
+    assert_non_null(strstr(text, "online 2 1\nwrote-online 2 1 0\n"));
 
     /* vpowerd's values on the fixture, then another writer on cpu2. */
     fx_put(root, "cpu1/cpufreq/scaling_max_freq", "1200000\n");
@@ -433,10 +449,12 @@ test_last_written(void **state)
     fx_put(root, "cpu3/cpufreq/scaling_max_freq", "1000000\n");
     fx_put(root, "cpu3/online", "0\n");
     fx_put(root, "cpu1/x", "b\\n");
+    fx_put(root, "cpu0/cpufreq/scaling_max_freq", "1600000\n");
+    fx_put(root, "cpu2/online", "0\n");
 
     assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
     assert_int_equal(jnl_foreach(j, JNL_N_KINDS, last_cb, &n_last), 0);
-    assert_int_equal(n_last, 5);
+    assert_int_equal(n_last, 7);
     assert_int_equal(jnl_restore_sysfs_counted(j, root, &failed, &foreign),
                      0);
     assert_int_equal(failed, 0);
@@ -451,6 +469,9 @@ test_last_written(void **state)
                         "2400000");
     assert_string_equal(fx_get(root, "cpu3/online"), "1");
     assert_string_equal(fx_get(root, "cpu1/x"), "a");
+    assert_string_equal(fx_get(root, "cpu0/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(root, "cpu2/online"), "1");
     jnl_close(j);
 
     /* A version 2 journal has no last values: restored as before. */
