@@ -174,10 +174,11 @@ int jnl_restore_sysfs(const struct jnl *, const char *root,
  *
  * Other writers: an entry with a last written value (has_last) is only
  * restored while the file still holds that value, the one written before
- * it (has_prev) or the original (compared without trailing whitespace); any other content was written
- * by someone else (tuned, power-profiles-daemon, an administrator) after
- * vpowerd, and is newer than both: it is left as found, with a warning
- * naming the file, the value expected and the value found.  Entries
+ * it (has_prev) or the original (compared without trailing whitespace);
+ * any other content was written by someone else (tuned,
+ * power-profiles-daemon, an administrator) after vpowerd, and is newer:
+ * it is left as found, with a warning naming the file, the value
+ * expected and the value found.  Entries
  * without one (older journals) are restored unconditionally. */
 int jnl_restore_sysfs_counted(const struct jnl *, const char *root,
                               unsigned *n_failed, unsigned *n_foreign);
