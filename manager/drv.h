@@ -118,6 +118,34 @@ struct drv_idle {
     bool disabled[DRV_MAX_IDLE];
 };
 
+/* A knob (one writable file of one CPU: scaling_min_freq,
+ * scaling_max_freq, scaling_governor, a cpuidle state's disable, online)
+ * that another writer changed behind vpowerd's back.  Other power agents
+ * (tuned, power-profiles-daemon, Nova's cpu_power_management, an
+ * administrator) write the same files; sysfs does not say who wrote, so
+ * the writer is unknown and only the change is reported.  A knob is
+ * foreign when, read back before vpowerd writes it (or when vpowerd reads
+ * it), it holds neither the value vpowerd last wrote nor, if vpowerd
+ * never wrote it, the value vpowerd first read there.  From then on the
+ * driver never writes it again (it stays foreign until the driver is
+ * closed) and the journal replay does not restore it (journal.h). */
+struct drv_foreign {
+    unsigned cpu;                 /* For a cpufreq policy of several
+                                   * CPUs (one set of files), the CPU
+                                   * through which it was found. */
+    char knob[48];                /* Below cpuN/, e.g. "online",
+                                   * "cpufreq/scaling_max_freq",
+                                   * "cpuidle/state2/disable". */
+    char expected[32];            /* vpowerd's value (last written, or
+                                   * first read), truncated. */
+    char found[32];               /* The other writer's, truncated. */
+    bool written;                 /* 'expected' was written by vpowerd. */
+    int64_t since_s;              /* Wall clock (s since the epoch) when
+                                   * vpowerd last wrote or first read
+                                   * 'expected': the change came later. */
+    int64_t when_s;               /* Wall clock when it was found. */
+};
+
 struct drv_host;
 
 struct drv_host_ops {
@@ -137,6 +165,21 @@ struct drv_host_ops {
     int (*get_idle)(struct drv_host *, unsigned cpu, struct drv_idle *);
     int (*set_idle_disable)(struct drv_host *, unsigned cpu,
                             unsigned state, bool disable);
+    /* Knobs other writers took over (struct drv_foreign), or NULL for a
+     * driver that does not track them.  Copies the first min(max, total)
+     * in the order they were found into 'out' (may be NULL when 'max' is
+     * 0) and returns the total, which never decreases while the instance
+     * is open: the count to export as a metric.  A write vpowerd asks
+     * for on a foreign knob is not made: set_freq_range, set_governor
+     * and set_idle_disable return 0 (callers read the state back through
+     * get_freq/get_idle), set_online returns -EPERM unless the CPU is
+     * already in the state asked (callers keep the online state from its
+     * result).  Wiring: metrics and `vpowerctl status` call
+     *   n = ops->foreign ? ops->foreign(h, list, ARRAY_SIZE(list)) : 0;
+     * each period or on request; found knobs are also logged once (a
+     * warning naming the file, both values and the time). */
+    size_t (*foreign)(struct drv_host *, struct drv_foreign *out,
+                      size_t max);
 };
 
 extern const struct drv_host_ops drv_host_sysfs;

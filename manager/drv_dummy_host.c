@@ -11,18 +11,29 @@
 #include "manager/drv_dummy_host.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "manager/log.h"
 #include "manager/sysfs.h"
 #include "manager/util.h"
 #include "policy/cpuset.h"
+
+/* Knobs of a CPU, as bits of dummy_cpu's masks. */
+enum {
+    KNOB_MIN, KNOB_MAX, KNOB_GOV, KNOB_ONLINE, KNOB_IDLE0,
+    KNOB_N = KNOB_IDLE0 + DRV_MAX_IDLE
+};
 
 struct dummy_cpu {
     bool online;
     struct drv_freq freq;
     struct drv_idle idle;
+    uint32_t written;           /* Knobs vpowerd wrote (bit per knob). */
+    uint32_t foreign;           /* Knobs another agent took over. */
 };
 
 struct dummy_inject {
@@ -39,7 +50,11 @@ struct drv_host {
     struct dummy_cpu *cpus;
     struct dummy_inject inject[DUMMY_N_OPS];
     uint64_t writes;
+    struct drv_foreign *foreign;  /* In the order they were taken. */
+    size_t n_foreign;
 };
+
+#define LOG_MODULE "dummy-host"
 
 static int
 spec_u32(const char *s, size_t len, uint32_t *out)
@@ -178,6 +193,7 @@ static void
 dummy_close(struct drv_host *h)
 {
     if (h) {
+        free(h->foreign);
         free(h->cpus);
         free(h);
     }
@@ -229,7 +245,11 @@ dummy_set_online(struct drv_host *h, unsigned cpu, bool online)
         return -EPERM;
     }
     if (h->cpus[cpu].online != online) {
+        if (h->cpus[cpu].foreign & 1u << KNOB_ONLINE) {
+            return -EPERM;        /* Another agent's (drv.h). */
+        }
         h->cpus[cpu].online = online;
+        h->cpus[cpu].written |= 1u << KNOB_ONLINE;
         h->writes++;
     }
     return 0;
@@ -267,10 +287,23 @@ dummy_set_freq_range(struct drv_host *h, unsigned cpu, uint32_t min_khz,
         return -EINVAL;
     }
     f = &h->cpus[cpu].freq;
-    f->min_khz = min_khz < f->hw_min_khz ? f->hw_min_khz
-                 : min_khz > f->hw_max_khz ? f->hw_max_khz : min_khz;
-    f->max_khz = max_khz < f->hw_min_khz ? f->hw_min_khz
-                 : max_khz > f->hw_max_khz ? f->hw_max_khz : max_khz;
+    min_khz = min_khz < f->hw_min_khz ? f->hw_min_khz
+              : min_khz > f->hw_max_khz ? f->hw_max_khz : min_khz;
+    max_khz = max_khz < f->hw_min_khz ? f->hw_min_khz
+              : max_khz > f->hw_max_khz ? f->hw_max_khz : max_khz;
+    /* Another agent's limit stays and bounds the other one. */
+    if (h->cpus[cpu].foreign & 1u << KNOB_MAX) {
+        max_khz = f->max_khz;
+        min_khz = min_khz > max_khz ? max_khz : min_khz;
+    }
+    if (h->cpus[cpu].foreign & 1u << KNOB_MIN) {
+        min_khz = f->min_khz;
+        max_khz = max_khz < min_khz ? min_khz : max_khz;
+    }
+    h->cpus[cpu].written |= (min_khz != f->min_khz) << KNOB_MIN
+                            | (max_khz != f->max_khz) << KNOB_MAX;
+    f->min_khz = min_khz;
+    f->max_khz = max_khz;
     /* A governor would run somewhere in the range: assume the top. */
     f->cur_khz = f->max_khz;
     h->writes++;
@@ -291,6 +324,10 @@ dummy_set_governor(struct drv_host *h, unsigned cpu, const char *gov)
     if (!gov || !sysfs_governor_valid(gov)) {
         return -EINVAL;
     }
+    if (h->cpus[cpu].foreign & 1u << KNOB_GOV) {
+        return 0;                 /* Another agent's (drv.h). */
+    }
+    h->cpus[cpu].written |= 1u << KNOB_GOV;
     snprintf(h->cpus[cpu].freq.governor, sizeof h->cpus[cpu].freq.governor,
              "%s", gov);
     h->writes++;
@@ -320,6 +357,10 @@ dummy_set_idle_disable(struct drv_host *h, unsigned cpu, unsigned state,
     if (state >= h->cpus[cpu].idle.n_states) {
         return -EINVAL;
     }
+    if (h->cpus[cpu].foreign & 1u << (KNOB_IDLE0 + state)) {
+        return 0;                 /* Another agent's (drv.h). */
+    }
+    h->cpus[cpu].written |= 1u << (KNOB_IDLE0 + state);
     h->cpus[cpu].idle.disabled[state] = disable;
     h->writes++;
     return 0;
@@ -353,6 +394,112 @@ dummy_host_writes(const struct drv_host *h)
     return h->writes;
 }
 
+/* The knob bit of 'file' and its current value as text into 'cur'. */
+static int
+knob_of(struct drv_host *h, unsigned cpu, const char *file, char *cur,
+        size_t len)
+{
+    struct dummy_cpu *c = &h->cpus[cpu];
+    unsigned k;
+    char tail;
+
+    if (!strcmp(file, "online")) {
+        snprintf(cur, len, "%d", c->online);
+        return KNOB_ONLINE;
+    }
+    if (!strncmp(file, "cpufreq/", 8) && !h->has_freq) {
+        return -ENOTSUP;
+    }
+    if (!strcmp(file, "cpufreq/scaling_min_freq")) {
+        snprintf(cur, len, "%" PRIu32, c->freq.min_khz);
+        return KNOB_MIN;
+    }
+    if (!strcmp(file, "cpufreq/scaling_max_freq")) {
+        snprintf(cur, len, "%" PRIu32, c->freq.max_khz);
+        return KNOB_MAX;
+    }
+    if (!strcmp(file, "cpufreq/scaling_governor")) {
+        snprintf(cur, len, "%s", c->freq.governor);
+        return KNOB_GOV;
+    }
+    if (sscanf(file, "cpuidle/state%u/disabl%c", &k, &tail) == 2
+        && tail == 'e' && k < c->idle.n_states) {
+        snprintf(cur, len, "%d", c->idle.disabled[k]);
+        return KNOB_IDLE0 + (int) k;
+    }
+    return -EINVAL;
+}
+
+int
+dummy_host_agent_write(struct drv_host *h, unsigned cpu, const char *file,
+                       const char *value)
+{
+    struct dummy_cpu *c;
+    struct drv_foreign *f;
+    char cur[32], now[32];
+    uint32_t v = 0;
+    int k;
+
+    if (cpu >= h->n_cpus || !file || !value) {
+        return -EINVAL;
+    }
+    c = &h->cpus[cpu];
+    k = knob_of(h, cpu, file, cur, sizeof cur);
+    if (k < 0) {
+        return k;
+    }
+    if (k == KNOB_GOV ? !sysfs_governor_valid(value)
+        : sysfs_parse_u32(value, &v)
+          || ((k == KNOB_ONLINE || k >= KNOB_IDLE0) && v > 1)
+          || ((k == KNOB_MIN || k == KNOB_MAX)
+              && (v < c->freq.hw_min_khz || v > c->freq.hw_max_khz))) {
+        return -EINVAL;
+    }
+    if (k == KNOB_ONLINE) {
+        c->online = v;
+    } else if (k == KNOB_MIN) {
+        c->freq.min_khz = v;
+    } else if (k == KNOB_MAX) {
+        c->freq.max_khz = v;
+    } else if (k == KNOB_GOV) {
+        snprintf(c->freq.governor, sizeof c->freq.governor, "%s", value);
+    } else {
+        c->idle.disabled[k - KNOB_IDLE0] = v;
+    }
+    if (k == KNOB_GOV) {
+        snprintf(now, sizeof now, "%s", value);
+    } else {
+        snprintf(now, sizeof now, "%" PRIu32, v);
+    }
+    if (!strcmp(cur, now) || c->foreign & 1u << k) {
+        return 0;                 /* No change vpowerd could see. */
+    }
+    c->foreign |= 1u << k;
+    h->foreign = xrealloc(h->foreign,
+                          (h->n_foreign + 1) * sizeof *h->foreign);
+    f = &h->foreign[h->n_foreign++];
+    memset(f, 0, sizeof *f);
+    f->cpu = cpu;
+    snprintf(f->knob, sizeof f->knob, "%s", file);
+    snprintf(f->expected, sizeof f->expected, "%s", cur);
+    snprintf(f->found, sizeof f->found, "%s", now);
+    f->written = c->written & 1u << k;
+    f->since_s = f->when_s = (int64_t) time(NULL);
+    LOG_WARN("cpu%u/%s changed by another writer: expected \"%s\", found "
+             "\"%s\"; vpowerd stops managing this knob", cpu, file, cur,
+             f->found);
+    return 0;
+}
+
+static size_t
+dummy_foreign(struct drv_host *h, struct drv_foreign *out, size_t max)
+{
+    for (size_t i = 0; i < max && i < h->n_foreign; i++) {
+        out[i] = h->foreign[i];
+    }
+    return h->n_foreign;
+}
+
 const struct drv_host_ops drv_host_dummy = {
     .name = "dummy",
     .open = dummy_open,
@@ -365,4 +512,5 @@ const struct drv_host_ops drv_host_dummy = {
     .set_governor = dummy_set_governor,
     .get_idle = dummy_get_idle,
     .set_idle_disable = dummy_set_idle_disable,
+    .foreign = dummy_foreign,
 };

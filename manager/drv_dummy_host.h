@@ -46,4 +46,15 @@ int dummy_host_advance_idle(struct drv_host *, unsigned cpu,
 /* Number of successful mutating calls so far (tests check "no change"). */
 uint64_t dummy_host_writes(const struct drv_host *);
 
+/* Another power agent writes 'value' to knob 'file' of 'cpu', as the
+ * sysfs driver names it below cpuN/ ("online",
+ * "cpufreq/scaling_min_freq", "cpufreq/scaling_max_freq",
+ * "cpufreq/scaling_governor", "cpuidle/stateN/disable").  A value other
+ * than the current one makes the knob foreign as drv.h describes: listed
+ * by drv_host_dummy.foreign, logged, never written by vpowerd again.
+ * -EINVAL for an unknown knob or a value the kernel would refuse,
+ * -ENOTSUP for a cpufreq knob without cpufreq. */
+int dummy_host_agent_write(struct drv_host *, unsigned cpu,
+                           const char *file, const char *value);
+
 #endif /* manager/drv_dummy_host.h */

@@ -6,20 +6,26 @@
  * the directory.  A crash at any point leaves either the previous or the
  * new complete journal.  The text format is line based:
  *
- *   vpower-journal 2
+ *   vpower-journal 3
  *   vcpu UUID VCPU CPULIST
  *   emulator UUID CPULIST
  *   online CPU 0|1
+ *   wrote-online CPU 0|1 [0|1]   (what vpowerd last set, and before)
  *   sysfs RELPATH VALUE          (VALUE is the rest of the line)
  *   cgroup RELPATH VALUE         (VALUE is the rest, may be empty)
  *   unit NAME VALUE              (VALUE is the rest, may be empty)
  *   irq N VALUE                  (VALUE is the rest of the line)
  *   wqmask VALUE                 (VALUE is the rest of the line)
- *   end COUNT
+ *   wrote RELPATH VALUE          (what vpowerd last wrote there)
+ *   wrote-prev RELPATH VALUE     (what it wrote before that)
+ *   end COUNT                    (COUNT does not include wrote lines)
+ *
+ * Wrote lines follow the line of their key in this order.
  *
  * A sysfs VALUE is the file's content exactly as read, so a restore puts
  * back the same bytes; its trailing newline is written "\n" and a
- * backslash "\\".  Version 1 journals (no escapes, no newline) are still
+ * backslash "\\"; a wrote VALUE the same way.  Version 2 journals (no
+ * wrote lines) and version 1 journals (no escapes either) are still
  * read, so a journal left by an older vpowerd is replayed.  The "end"
  * line lets jnl_load() refuse a journal that was cut short by something
  * other than our rename (a full disk, a hand edit).
@@ -51,7 +57,8 @@
 
 #define LOG_MODULE "jnl"
 
-#define JNL_MAGIC "vpower-journal 2"
+#define JNL_MAGIC "vpower-journal 3"
+#define JNL_MAGIC_V2 "vpower-journal 2"  /* No wrote lines. */
 #define JNL_MAGIC_V1 "vpower-journal 1"  /* No escapes in sysfs values. */
 #define JNL_MAX_FILE (JNL_MAX_ENTRIES * 512)
 
@@ -151,6 +158,22 @@ sbuf_printf(struct sbuf *b, const char *fmt, ...)
     }
 }
 
+/* A sysfs value and the line's end; newline and backslash escaped. */
+static void
+format_value(struct sbuf *b, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\n') {
+            sbuf_printf(b, "\\n");
+        } else if (*v == '\\') {
+            sbuf_printf(b, "\\\\");
+        } else {
+            sbuf_printf(b, "%c", *v);
+        }
+    }
+    sbuf_printf(b, "\n");
+}
+
 static void
 format_entry(struct sbuf *b, const struct jnl_entry *e)
 {
@@ -167,19 +190,25 @@ format_entry(struct sbuf *b, const struct jnl_entry *e)
         break;
     case JNL_SYSFS:
         sbuf_printf(b, "sysfs %s ", e->path);
-        for (const char *v = e->value; *v; v++) {
-            if (*v == '\n') {
-                sbuf_printf(b, "\\n");
-            } else if (*v == '\\') {
-                sbuf_printf(b, "\\\\");
-            } else {
-                sbuf_printf(b, "%c", *v);
-            }
+        format_value(b, e->value);
+        if (e->has_last) {
+            sbuf_printf(b, "wrote %s ", e->path);
+            format_value(b, e->last);
         }
-        sbuf_printf(b, "\n");
+        if (e->has_last && e->has_prev) {
+            sbuf_printf(b, "wrote-prev %s ", e->path);
+            format_value(b, e->prev);
+        }
         break;
     case JNL_ONLINE:
         sbuf_printf(b, "online %u %d\n", e->cpu, e->online ? 1 : 0);
+        if (e->has_last && e->has_prev) {
+            sbuf_printf(b, "wrote-online %u %d %d\n", e->cpu,
+                        e->last_online ? 1 : 0, e->prev_online ? 1 : 0);
+        } else if (e->has_last) {
+            sbuf_printf(b, "wrote-online %u %d\n", e->cpu,
+                        e->last_online ? 1 : 0);
+        }
         break;
     case JNL_CGROUP:
         sbuf_printf(b, "cgroup %s %s\n", e->path, e->value);
@@ -536,6 +565,76 @@ jnl_record_wqmask(struct jnl *j, const char *orig)
     return record_hk(j, JNL_WQMASK, NULL, 0, orig);
 }
 
+/* Records 'key' (with its last written value) if new, else sets the
+ * last written value of its entry; saves if anything changed.  On an
+ * error the journal is as before. */
+static int
+note_write(struct jnl *j, const struct jnl_entry *key)
+{
+    struct jnl_entry *e = find(j, key), old;
+    int error;
+
+    if (!e) {
+        return jnl_add(j, key);
+    }
+    if (e->has_last && !strcmp(e->last, key->last)
+        && e->last_online == key->last_online) {
+        return 0;
+    }
+    old = *e;
+    if (e->has_last) {
+        /* Until the new value is written, the file holds this one. */
+        e->has_prev = true;
+        strcpy(e->prev, e->last);
+        e->prev_online = e->last_online;
+    }
+    e->has_last = true;
+    strcpy(e->last, key->last);
+    e->last_online = key->last_online;
+    error = jnl_save(j);
+    if (error) {
+        *e = old;                 /* Not on disk: not recorded. */
+    }
+    return error;
+}
+
+int
+jnl_note_sysfs_write(struct jnl *j, const char *relpath, const char *orig,
+                     const char *value)
+{
+    struct jnl_entry e;
+
+    if (!relpath || !orig || !value || !relpath_valid(relpath)
+        || !value_valid(orig) || !value_valid(value)) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_SYSFS;
+    strcpy(e.path, relpath);
+    strcpy(e.value, orig);
+    e.has_last = true;
+    strcpy(e.last, value);
+    return note_write(j, &e);
+}
+
+int
+jnl_note_online_write(struct jnl *j, unsigned cpu, bool was_online,
+                      bool online)
+{
+    struct jnl_entry e;
+
+    if (cpu >= POL_MAX_CPUS) {
+        return -EINVAL;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = JNL_ONLINE;
+    e.cpu = cpu;
+    e.online = was_online;
+    e.has_last = true;
+    e.last_online = online;
+    return note_write(j, &e);
+}
+
 bool
 jnl_has_sysfs(const struct jnl *j, const char *relpath, const char **value)
 {
@@ -586,20 +685,91 @@ jnl_foreach(const struct jnl *j, enum jnl_kind kind, jnl_entry_cb *cb,
     return first;
 }
 
+/* True if 'a' and 'b' are the same value but for trailing whitespace
+ * (a sysfs file's newline). */
+static bool
+value_same(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+
+    while (la && (a[la - 1] == '\n' || a[la - 1] == ' ')) {
+        la--;
+    }
+    while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' ')) {
+        lb--;
+    }
+    return la == lb && !memcmp(a, b, la);
+}
+
+/* True if the file of 'e' under 'root' holds neither what vpowerd last
+ * wrote there nor the original: another writer's value, newer than both,
+ * which a restore must not overwrite.  Logs it.  False without a last
+ * written value, or if the file cannot be read (the restore then tries
+ * and reports the error). */
+static bool
+changed_by_other(const struct jnl_entry *e, const char *root)
+{
+    char rel[32], cur[JNL_VALUE_LEN];
+    const char *path = e->path, *last = e->last, *orig = e->value;
+    const char *prev = e->has_prev ? e->prev : orig;
+
+    if (!e->has_last) {
+        return false;
+    }
+    if (e->kind == JNL_ONLINE) {
+        snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
+        path = rel;
+        last = e->last_online ? "1" : "0";
+        orig = e->online ? "1" : "0";
+        prev = !e->has_prev ? orig : e->prev_online ? "1" : "0";
+    }
+    /* Empty is no writer's value (the kernel refuses an empty write);
+     * it is what a crash in the middle of vpowerd's own write leaves in
+     * a fixture tree (truncated, not yet written). */
+    if (sysfs_read(root, path, cur, sizeof cur) <= 0
+        || value_same(cur, last) || value_same(cur, orig)
+        || value_same(cur, prev)) {
+        return false;
+    }
+    LOG_WARN("restore %s: left as found, changed by another writer after "
+             "vpowerd (vpowerd last wrote \"%.*s\", found \"%s\"; "
+             "original \"%.*s\" not restored)", path,
+             (int) strcspn(last, "\n"), last, cur,
+             (int) strcspn(orig, "\n"), orig);
+    return true;
+}
+
 int
 jnl_restore_sysfs(const struct jnl *j, const char *root,
                   unsigned *n_failed)
 {
+    return jnl_restore_sysfs_counted(j, root, n_failed, NULL);
+}
+
+int
+jnl_restore_sysfs_counted(const struct jnl *j, const char *root,
+                          unsigned *n_failed, unsigned *n_foreign)
+{
     bool *done = XNEWARRAY(bool, j->n + 1);
-    unsigned failed = 0;
+    unsigned failed = 0, foreign = 0;
     int first = 0;
 
+    /* 0: an online state another writer changed after vpowerd stays as
+     * it is (values are checked in 2, once their CPU is online). */
+    for (size_t i = 0; i < j->n; i++) {
+        const struct jnl_entry *e = &j->e[i];
+
+        if (e->kind == JNL_ONLINE && changed_by_other(e, root)) {
+            done[i] = true;
+            foreign++;
+        }
+    }
     /* 1: CPUs that were online come back, so their files exist. */
     for (size_t i = 0; i < j->n; i++) {
         const struct jnl_entry *e = &j->e[i];
         char rel[32];
 
-        if (e->kind == JNL_ONLINE && e->online) {
+        if (e->kind == JNL_ONLINE && e->online && !done[i]) {
             snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
             int error = sysfs_write(root, rel, "1\n");
 
@@ -622,6 +792,11 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
             if (e->kind != JNL_SYSFS || done[i]) {
                 continue;
             }
+            if (pass == 0 && changed_by_other(e, root)) {
+                done[i] = true;
+                foreign++;
+                continue;
+            }
             error = sysfs_write(root, e->path, e->value);
             if (!error) {
                 done[i] = true;
@@ -639,7 +814,8 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
         const struct jnl_entry *e = &j->e[i];
         char rel[32];
 
-        if (e->kind == JNL_ONLINE && !e->online && e->cpu != 0) {
+        if (e->kind == JNL_ONLINE && !e->online && e->cpu != 0
+            && !done[i]) {
             snprintf(rel, sizeof rel, "cpu%u/online", e->cpu);
             int error = sysfs_write(root, rel, "0\n");
 
@@ -653,6 +829,9 @@ jnl_restore_sysfs(const struct jnl *j, const char *root,
     free(done);
     if (n_failed) {
         *n_failed = failed;
+    }
+    if (n_foreign) {
+        *n_foreign = foreign;
     }
     return first;
 }
@@ -921,6 +1100,66 @@ parse_line(char *line, int version, struct jnl_entry *e)
     return NULL;
 }
 
+/* A wrote or wrote-online line (modified in place): the last written
+ * value of the entry on the line before it; returns a reason or NULL. */
+static const char *
+parse_wrote(struct jnl *j, char *line)
+{
+    struct jnl_entry *e = j->n ? &j->e[j->n - 1] : NULL;
+    char *save, *a, *b, *sp;
+
+    bool prev;
+
+    if (!strncmp(line, "wrote-online ", 13)) {
+        unsigned cpu, v, p = 0;
+        char *c;
+
+        a = strtok_r(line + 13, " ", &save);
+        b = strtok_r(NULL, " ", &save);
+        c = strtok_r(NULL, " ", &save);
+        if (!a || !b || strtok_r(NULL, " ", &save)
+            || parse_uint(a, POL_MAX_CPUS - 1, &cpu)
+            || parse_uint(b, 1, &v) || (c && parse_uint(c, 1, &p))) {
+            return "wrote-online: expected CPU 0|1 [0|1]";
+        }
+        if (!e || e->kind != JNL_ONLINE || e->cpu != cpu || e->has_last) {
+            return "wrote-online: not right after its CPU's online line";
+        }
+        e->has_last = true;
+        e->last_online = v;
+        e->has_prev = c != NULL;
+        e->prev_online = p;
+        return NULL;
+    }
+    prev = !strncmp(line, "wrote-prev ", 11);
+    if (!prev && strncmp(line, "wrote ", 6)) {
+        return "unknown entry";
+    }
+    a = line + (prev ? 11 : 6);
+    sp = strchr(a, ' ');
+    if (!sp) {
+        return "wrote: expected PATH VALUE";
+    }
+    *sp = '\0';
+    if (!unescape(sp + 1) || !value_valid(sp + 1)) {
+        return "wrote: bad value";
+    }
+    if (!e || e->kind != JNL_SYSFS || strcmp(e->path, a)
+        || (prev ? !e->has_last || e->has_prev : e->has_last)) {
+        return prev ? "wrote-prev: not right after the wrote line of its "
+                      "path"
+                    : "wrote: not right after the sysfs line of its path";
+    }
+    if (prev) {
+        e->has_prev = true;
+        strcpy(e->prev, sp + 1);
+    } else {
+        e->has_last = true;
+        strcpy(e->last, sp + 1);
+    }
+    return NULL;
+}
+
 int
 jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
 {
@@ -955,7 +1194,8 @@ jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
             break;
         }
         if (lineno == 1) {
-            version = !strcmp(line, JNL_MAGIC) ? 2
+            version = !strcmp(line, JNL_MAGIC) ? 3
+                      : !strcmp(line, JNL_MAGIC_V2) ? 2
                       : !strcmp(line, JNL_MAGIC_V1) ? 1 : 0;
             if (!version) {
                 reason = "not a vpower journal (bad first line)";
@@ -972,6 +1212,13 @@ jnl_load(const char *path, struct jnl **out, char *err, size_t errlen)
                 break;
             }
             ended = true;
+            continue;
+        }
+        if (version >= 3 && !strncmp(line, "wrote", 5)) {
+            reason = parse_wrote(j, line);
+            if (reason) {
+                break;
+            }
             continue;
         }
         reason = parse_line(line, version, &e);

@@ -21,6 +21,11 @@
  *      driver itself; record pins with jnl_record_*_pin() before pinning.
  *   3. On clean shutdown, restore the same way, then jnl_remove().
  *
+ * Since vpowerd shares the host's power knobs with other agents, the
+ * journal also holds, for each sysfs value and online state, the value
+ * vpowerd last wrote (jnl_note_sysfs_write(), jnl_note_online_write()),
+ * so a replay leaves alone what someone else changed since.
+ *
  * Keys: vCPU pin (uuid, vcpu); emulator pin (uuid); sysfs value (path
  * relative to the sysfs root, e.g. "cpu3/cpufreq/scaling_max_freq");
  * online state (cpu).  Paths are relative, have no "..", no whitespace
@@ -71,6 +76,20 @@ struct jnl_entry {
     unsigned cpu;
     bool online;
     unsigned irq;
+    /* JNL_SYSFS and JNL_ONLINE: what vpowerd last wrote there ('last'
+     * for a value, 'last_online' for an online state), if 'has_last'.
+     * Replay tells "still vpowerd's" from "changed by another writer"
+     * with it.  Absent in journals of older versions and for keys
+     * recorded with jnl_record_sysfs()/jnl_record_online() alone. */
+    bool has_last;
+    char last[JNL_VALUE_LEN];
+    bool last_online;
+    /* The last written value before that one, if 'has_prev': a crash
+     * between recording a write and making it leaves this in the file,
+     * still vpowerd's. */
+    bool has_prev;
+    char prev[JNL_VALUE_LEN];
+    bool prev_online;
 };
 
 struct jnl;
@@ -124,6 +143,18 @@ int jnl_record_cgroup(struct jnl *, const char *relpath, const char *orig);
 int jnl_record_unit(struct jnl *, const char *unit, const char *orig);
 int jnl_record_irq(struct jnl *, unsigned irq, const char *orig);
 int jnl_record_wqmask(struct jnl *, const char *orig);
+/* Before writing 'value' to 'relpath' (or setting 'cpu' online or
+ * offline): records 'orig' as above if the key is new, and 'value' as
+ * the key's last written value, in one rewrite of the file (none if
+ * nothing changed).  On an error nothing is kept and the caller must not
+ * write.  If the write then fails, call again with the value the file
+ * still holds (the previous last value, or the original).  Same errors
+ * as jnl_record_sysfs()/jnl_record_online(); 'value' follows the rules
+ * of an original. */
+int jnl_note_sysfs_write(struct jnl *, const char *relpath,
+                         const char *orig, const char *value);
+int jnl_note_online_write(struct jnl *, unsigned cpu, bool was_online,
+                          bool online);
 
 /* True if the key is journalled; '*value' (may be NULL) then points at
  * the stored original, valid until the journal changes. */
@@ -153,5 +184,20 @@ int jnl_foreach(const struct jnl *, enum jnl_kind kind, jnl_entry_cb *cb,
  * first error or 0. */
 int jnl_restore_sysfs(const struct jnl *, const char *root,
                       unsigned *n_failed);
+
+/* jnl_restore_sysfs(), also reporting in '*n_foreign' (may be NULL) the
+ * entries left alone because another writer changed them after vpowerd
+ * (see below).  jnl_restore_sysfs() skips them the same way.
+ *
+ * Other writers: an entry with a last written value (has_last) is only
+ * restored while the file still holds that value, the one written before
+ * it (has_prev) or the original (compared without trailing whitespace);
+ * any other content was written by someone else (tuned,
+ * power-profiles-daemon, an administrator) after vpowerd, and is newer:
+ * it is left as found, with a warning naming the file, the value
+ * expected and the value found.  Entries
+ * without one (older journals) are restored unconditionally. */
+int jnl_restore_sysfs_counted(const struct jnl *, const char *root,
+                              unsigned *n_failed, unsigned *n_foreign);
 
 #endif /* manager/journal.h */

@@ -5,7 +5,13 @@
  * tests run this exact code against fixture trees.  The kernel's files
  * are parsed strictly and a bad value fails that one CPU with -EINVAL;
  * writes are journalled first (manager/journal.h) so a crashed vpowerd
- * leaves enough behind to put the host back as it was. */
+ * leaves enough behind to put the host back as it was.
+ *
+ * Other power agents write the same files, so every knob (a writable
+ * file of one CPU) has an expected value: the one vpowerd last wrote,
+ * read back, or the one it first read.  Each read and every write reads
+ * it back first; another value marks the knob foreign (struct
+ * drv_foreign in drv.h): logged once, counted, never written again. */
 
 #include <config.h>
 
@@ -18,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "manager/journal.h"
@@ -28,10 +35,33 @@
 
 #define LOG_MODULE "sysfs"
 
+/* vpowerd's view of one knob. */
+struct knob {
+    char file[48];              /* Below cpuN/. */
+    char expect[JNL_VALUE_LEN]; /* Its value unless someone else wrote;
+                                 * no trailing whitespace. */
+    bool written;               /* 'expect' is vpowerd's write. */
+    bool foreign;               /* Another writer's: hands off. */
+    int64_t since_s;            /* Wall clock when 'expect' was set. */
+};
+
+struct knob_list {
+    struct knob *k;
+    size_t n, cap;
+};
+
 struct drv_host {
     char root[SYSFS_ROOT_MAX];
     unsigned n_cpus;
     struct jnl *jnl;            /* Not owned; NULL = no journalling. */
+    struct knob_list *knobs;    /* [n_cpus] */
+    int *policy_of;             /* [n_cpus] index in 'policies', -1 if
+                                 * not known yet. */
+    char **policies;            /* Resolved cpufreq directories. */
+    struct knob_list *policy_knobs; /* [n_policies] */
+    size_t n_policies;
+    struct drv_foreign *foreign; /* Found so far, in order. */
+    size_t n_foreign, cap_foreign;
 };
 
 static const char *const governors[] = {
@@ -209,6 +239,206 @@ sysfs_governor_valid(const char *gov)
     return false;
 }
 
+/* ---- Knobs other writers may change ------------------------------------ */
+
+static int64_t
+wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec;
+}
+
+static void
+format_utc(int64_t t, char *buf, size_t len)
+{
+    time_t tt = (time_t) t;
+    struct tm tm;
+
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, len, "%F %T UTC", &tm)) {
+        snprintf(buf, len, "@%" PRId64, t);
+    }
+}
+
+/* 'in' without trailing newlines and spaces into 'out'. */
+static void
+trimmed(char *out, size_t len, const char *in)
+{
+    size_t n;
+
+    snprintf(out, len, "%s", in);
+    n = strlen(out);
+    while (n && (out[n - 1] == '\n' || out[n - 1] == ' ')) {
+        out[--n] = '\0';
+    }
+}
+
+/* The knobs cpuN/'file' is among.  The kernel links the cpufreq
+ * directories of all CPUs of one policy to the same place (policyX):
+ * their cpufreq knobs are one, kept per resolved directory. */
+static struct knob_list *
+knob_list(struct drv_host *h, unsigned cpu, const char *file)
+{
+    char path[SYSFS_PATH_MAX], *dir;
+    size_t i;
+
+    if (strncmp(file, "cpufreq/", 8)) {
+        return &h->knobs[cpu];
+    }
+    if (h->policy_of[cpu] >= 0) {
+        return &h->policy_knobs[h->policy_of[cpu]];
+    }
+    snprintf(path, sizeof path, "%s/cpu%u/cpufreq", h->root, cpu);
+    dir = realpath(path, NULL);
+    if (!dir) {
+        return &h->knobs[cpu];
+    }
+    for (i = 0; i < h->n_policies; i++) {
+        if (!strcmp(h->policies[i], dir)) {
+            break;
+        }
+    }
+    if (i == h->n_policies) {
+        h->policies = xrealloc(h->policies,
+                               (i + 1) * sizeof *h->policies);
+        h->policy_knobs = xrealloc(h->policy_knobs,
+                                   (i + 1) * sizeof *h->policy_knobs);
+        h->policies[i] = dir;
+        memset(&h->policy_knobs[i], 0, sizeof h->policy_knobs[i]);
+        h->n_policies++;
+    } else {
+        free(dir);
+    }
+    h->policy_of[cpu] = (int) i;
+    return &h->policy_knobs[i];
+}
+
+static struct knob *
+knob_find(struct drv_host *h, unsigned cpu, const char *file)
+{
+    struct knob_list *l = knob_list(h, cpu, file);
+
+    for (size_t i = 0; i < l->n; i++) {
+        if (!strcmp(l->k[i].file, file)) {
+            return &l->k[i];
+        }
+    }
+    return NULL;
+}
+
+/* Sets cpuN/'file''s expected value to 'value' (as read or written). */
+static struct knob *
+knob_expect(struct drv_host *h, unsigned cpu, const char *file,
+            const char *value, bool written)
+{
+    struct knob *k = knob_find(h, cpu, file);
+
+    if (!k) {
+        struct knob_list *l = knob_list(h, cpu, file);
+
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 8;
+            l->k = xrealloc(l->k, l->cap * sizeof *l->k);
+        }
+        k = &l->k[l->n++];
+        memset(k, 0, sizeof *k);
+        snprintf(k->file, sizeof k->file, "%s", file);
+    }
+    trimmed(k->expect, sizeof k->expect, value);
+    k->written = written;
+    k->since_s = wall_now();
+    return k;
+}
+
+/* Another writer changed knob 'k' of 'cpu' to 'found': stop managing it,
+ * remember and log it. */
+static void
+knob_foreign(struct drv_host *h, unsigned cpu, struct knob *k,
+             const char *found)
+{
+    struct drv_foreign *f;
+    char since[40], when[40];
+
+    k->foreign = true;
+    if (h->n_foreign == h->cap_foreign) {
+        h->cap_foreign = h->cap_foreign ? h->cap_foreign * 2 : 8;
+        h->foreign = xrealloc(h->foreign,
+                              h->cap_foreign * sizeof *h->foreign);
+    }
+    f = &h->foreign[h->n_foreign++];
+    memset(f, 0, sizeof *f);
+    f->cpu = cpu;
+    snprintf(f->knob, sizeof f->knob, "%s", k->file);
+    /* Truncated on purpose: a report, not a value to write back. */
+    snprintf(f->expected, sizeof f->expected, "%.*s",
+             (int) sizeof f->expected - 1, k->expect);
+    snprintf(f->found, sizeof f->found, "%.*s", (int) sizeof f->found - 1,
+             found);
+    f->written = k->written;
+    f->since_s = k->since_s;
+    f->when_s = wall_now();
+    format_utc(f->since_s, since, sizeof since);
+    format_utc(f->when_s, when, sizeof when);
+    /* Once per knob and instance, so not rate limited. */
+    LOG_WARN("cpu%u/%s changed by another writer between %s and %s: "
+             "expected \"%s\" (%s), found \"%s\"; the writer is unknown "
+             "(sysfs does not record it); vpowerd stops managing this "
+             "knob and will not restore it (%zu foreign so far)", cpu,
+             k->file, since, when, k->expect,
+             k->written ? "written by vpowerd" : "as vpowerd first read it",
+             found, h->n_foreign);
+}
+
+/* Compares 'cur', just read from cpuN/'file', with the knob's expected
+ * value; the first read sets it.  True if the knob is foreign (found so
+ * now or before). */
+static bool
+knob_check(struct drv_host *h, unsigned cpu, const char *file,
+           const char *cur)
+{
+    struct knob *k = knob_find(h, cpu, file);
+    char val[JNL_VALUE_LEN];
+
+    trimmed(val, sizeof val, cur);
+    if (!val[0]) {
+        /* No writer's value (the kernel refuses an empty write): what a
+         * torn write leaves in a fixture tree.  Not an expectation. */
+        return k && k->foreign;
+    }
+    if (!k) {
+        knob_expect(h, cpu, file, cur, false);
+        return false;
+    }
+    if (k->foreign) {
+        return true;
+    }
+    if (strcmp(val, k->expect)) {
+        knob_foreign(h, cpu, k, val);
+        return true;
+    }
+    return false;
+}
+
+static bool
+knob_is_foreign(struct drv_host *h, unsigned cpu, const char *file)
+{
+    struct knob *k = knob_find(h, cpu, file);
+
+    return k && k->foreign;
+}
+
+/* knob_check() for a number read from cpuN/'file'. */
+static bool
+knob_check_u32(struct drv_host *h, unsigned cpu, const char *file,
+               uint32_t v)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof buf, "%" PRIu32, v);
+    return knob_check(h, cpu, file, buf);
+}
+
 /* ---- Per-CPU helpers -------------------------------------------------- */
 
 static int
@@ -258,27 +488,33 @@ read_cpu_u32(struct drv_host *h, unsigned cpu, const char *file,
     return error;
 }
 
-/* Writes 'value' to cpuN/'file', journalling the original first. */
+/* Writes 'value' to cpuN/'file' unless another writer changed it since
+ * vpowerd's last write or first read (then 0, nothing written): reads it
+ * back, journals the original and 'value', writes, and expects what the
+ * kernel then shows. */
 static int
 write_cpu(struct drv_host *h, unsigned cpu, const char *file,
           const char *value)
 {
-    char rel[SYSFS_PATH_MAX];
+    char rel[SYSFS_PATH_MAX], cur[JNL_VALUE_LEN], back[JNL_VALUE_LEN];
     int n = snprintf(rel, sizeof rel, "cpu%u/%s", cpu, file);
     int error;
 
-    if (n < 0 || (size_t) n >= sizeof rel || n >= JNL_PATH_LEN) {
+    if (n < 0 || (size_t) n >= sizeof rel || n >= JNL_PATH_LEN
+        || strlen(file) >= sizeof ((struct knob *) 0)->file) {
         return -ENAMETOOLONG;
     }
-    if (h->jnl && !jnl_has_sysfs(h->jnl, rel, NULL)) {
-        char orig[JNL_VALUE_LEN];
-
-        /* As read, newline included, so a restore is byte-identical. */
-        n = sysfs_read_raw(h->root, rel, orig, sizeof orig);
-        if (n < 0) {
-            return n == -EOVERFLOW ? -EINVAL : n;
-        }
-        error = jnl_record_sysfs(h->jnl, rel, orig);
+    /* As read, newline included, so a restore is byte-identical. */
+    n = sysfs_read_raw(h->root, rel, cur, sizeof cur);
+    if (n < 0) {
+        return n == -EOVERFLOW ? -EINVAL : n;
+    }
+    if (knob_check(h, cpu, file, cur)) {
+        LOG_DEBUG("%s <- %s: not written, another writer's", rel, value);
+        return 0;
+    }
+    if (h->jnl) {
+        error = jnl_note_sysfs_write(h->jnl, rel, cur, value);
         if (error) {
             LOG_ERR("%s: cannot journal original value, not writing: %s",
                     rel, strerror(-error));
@@ -288,8 +524,23 @@ write_cpu(struct drv_host *h, unsigned cpu, const char *file,
     error = sysfs_write(h->root, rel, value);
     if (error) {
         LOG_DEBUG("%s <- %s: %s", rel, value, strerror(-error));
+        if (h->jnl) {
+            /* Unchanged: the journal must expect what is there. */
+            jnl_note_sysfs_write(h->jnl, rel, cur, cur);
+        }
+        return error;
     }
-    return error;
+    /* The kernel may show another form of the value (a rounded
+     * frequency): that is what vpowerd's write looks like from now on. */
+    n = sysfs_read(h->root, rel, back, sizeof back);
+    if (n < 0) {
+        snprintf(back, sizeof back, "%s", value);
+    }
+    knob_expect(h, cpu, file, back, true);
+    if (h->jnl && n >= 0 && strcmp(back, value)) {
+        jnl_note_sysfs_write(h->jnl, rel, cur, back);
+    }
+    return 0;
 }
 
 static bool
@@ -338,13 +589,32 @@ sysfs_open(const char *root, char *err, size_t errlen)
     h = XNEW(struct drv_host);
     snprintf(h->root, sizeof h->root, "%s", root);
     h->n_cpus = (unsigned) last + 1;
+    h->knobs = XNEWARRAY(struct knob_list, h->n_cpus);
+    h->policy_of = XNEWARRAY(int, h->n_cpus);
+    for (unsigned c = 0; c < h->n_cpus; c++) {
+        h->policy_of[c] = -1;
+    }
     return h;
 }
 
 static void
 sysfs_close(struct drv_host *h)
 {
-    free(h);
+    if (h) {
+        for (unsigned c = 0; c < h->n_cpus; c++) {
+            free(h->knobs[c].k);
+        }
+        for (size_t i = 0; i < h->n_policies; i++) {
+            free(h->policies[i]);
+            free(h->policy_knobs[i].k);
+        }
+        free(h->policies);
+        free(h->policy_knobs);
+        free(h->policy_of);
+        free(h->knobs);
+        free(h->foreign);
+        free(h);
+    }
 }
 
 static int
@@ -385,6 +655,7 @@ sysfs_is_online(struct drv_host *h, unsigned cpu, bool *online)
                     buf);
         return -EINVAL;
     }
+    knob_check(h, cpu, "online", buf);
     return 0;
 }
 
@@ -407,8 +678,11 @@ sysfs_set_online(struct drv_host *h, unsigned cpu, bool online)
     if (cur == online) {
         return 0;
     }
+    if (knob_is_foreign(h, cpu, "online")) {
+        return -EPERM;            /* Another writer's now (drv.h). */
+    }
     if (h->jnl) {
-        error = jnl_record_online(h->jnl, cpu, cur);
+        error = jnl_note_online_write(h->jnl, cpu, cur, online);
         if (error) {
             return error;
         }
@@ -419,8 +693,16 @@ sysfs_set_online(struct drv_host *h, unsigned cpu, bool online)
         char rel[32];
 
         snprintf(rel, sizeof rel, "cpu%u/online", cpu);
-        return sysfs_write(h->root, rel, online ? "1" : "0");
+        error = sysfs_write(h->root, rel, online ? "1" : "0");
     }
+    if (error) {
+        if (h->jnl) {
+            jnl_note_online_write(h->jnl, cpu, cur, cur);
+        }
+        return error;
+    }
+    knob_expect(h, cpu, "online", online ? "1" : "0", true);
+    return 0;
 }
 
 static int
@@ -451,6 +733,8 @@ sysfs_get_freq(struct drv_host *h, unsigned cpu, struct drv_freq *f)
         LOG_WARN_RL("cpu%u/cpufreq: inconsistent ranges", cpu);
         return -EINVAL;
     }
+    knob_check_u32(h, cpu, "cpufreq/scaling_min_freq", f->min_khz);
+    knob_check_u32(h, cpu, "cpufreq/scaling_max_freq", f->max_khz);
     /* scaling_cur_freq is missing on some drivers: 0 means unknown. */
     error = read_cpu_u32(h, cpu, "cpufreq/scaling_cur_freq", &f->cur_khz);
     if (error && error != -ENOENT) {
@@ -465,6 +749,7 @@ sysfs_get_freq(struct drv_host *h, unsigned cpu, struct drv_freq *f)
     }
     if (n > 0) {
         memcpy(f->governor, buf, (size_t) n + 1);
+        knob_check(h, cpu, "cpufreq/scaling_governor", buf);
     }
     n = read_cpu(h, cpu, "cpufreq/scaling_available_governors", buf,
                  sizeof buf);
@@ -498,6 +783,15 @@ sysfs_set_freq_range(struct drv_host *h, unsigned cpu, uint32_t min_khz,
     min_khz = min_khz > cur.hw_max_khz ? cur.hw_max_khz : min_khz;
     max_khz = max_khz < cur.hw_min_khz ? cur.hw_min_khz : max_khz;
     max_khz = max_khz > cur.hw_max_khz ? cur.hw_max_khz : max_khz;
+    /* A limit another writer set stays and bounds the other one. */
+    if (knob_is_foreign(h, cpu, "cpufreq/scaling_max_freq")) {
+        max_khz = cur.max_khz;
+        min_khz = min_khz > max_khz ? max_khz : min_khz;
+    }
+    if (knob_is_foreign(h, cpu, "cpufreq/scaling_min_freq")) {
+        min_khz = cur.min_khz;
+        max_khz = max_khz < min_khz ? min_khz : max_khz;
+    }
     snprintf(vmin, sizeof vmin, "%" PRIu32, min_khz);
     snprintf(vmax, sizeof vmax, "%" PRIu32, max_khz);
 
@@ -617,6 +911,9 @@ sysfs_get_idle(struct drv_host *h, unsigned cpu, struct drv_idle *idle)
             if (!error && dis > 1) {
                 error = -EINVAL;
             }
+            if (!error) {
+                knob_check_u32(h, cpu, file, dis);
+            }
             idle->disabled[k] = dis == 1;
         }
         if (error) {
@@ -646,6 +943,15 @@ sysfs_set_idle_disable(struct drv_host *h, unsigned cpu, unsigned state,
     return write_cpu(h, cpu, sub, disable ? "1" : "0");
 }
 
+static size_t
+sysfs_foreign(struct drv_host *h, struct drv_foreign *out, size_t max)
+{
+    for (size_t i = 0; i < max && i < h->n_foreign; i++) {
+        out[i] = h->foreign[i];
+    }
+    return h->n_foreign;
+}
+
 void
 sysfs_set_journal(struct drv_host *h, struct jnl *j)
 {
@@ -670,4 +976,5 @@ const struct drv_host_ops drv_host_sysfs = {
     .set_governor = sysfs_set_governor,
     .get_idle = sysfs_get_idle,
     .set_idle_disable = sysfs_set_idle_disable,
+    .foreign = sysfs_foreign,
 };

@@ -21,6 +21,15 @@
  *  - With a journal attached (sysfs_set_journal), the original content of
  *    every file (byte for byte, trailing newline included) is journalled
  *    before its first write; if journalling fails the write is not made.
+ *  - Other writers: every knob (scaling_min/max_freq, scaling_governor,
+ *    cpuidle stateN/disable, online) is read back before each write and
+ *    compared with what vpowerd last wrote (as the kernel then showed it)
+ *    or, never written, first read; CPUs whose cpufreq directories
+ *    resolve to one policy share those knobs.  Any other value makes the
+ *    knob foreign (drv.h, struct drv_foreign): logged once, listed by
+ *    drv_host_sysfs.foreign, never written again by this instance.  The
+ *    journal gets the value vpowerd writes as well as the original, so
+ *    a replay spares it too.
  *  - Files are opened with O_NONBLOCK, so a FIFO in a fixture tree fails
  *    or reads empty instead of hanging the daemon. */
 

@@ -4,9 +4,10 @@
 # against a sysfs fixture (no libvirt, no root); 013 checks the wiring
 # (control socket, status sources, energy split, guest channel, record)
 # with the dummy hypervisor and host; 015 the refusals of bad files and
-# settings before anything changes; 010 and 011 run it
-# against real libvirtd and TCG guests (root; they skip with a reason
-# only where libvirtd or QEMU cannot run).
+# settings before anything changes; 017 another power agent writing
+# the files vpowerd manages (dummy hypervisor, sysfs fixture); 010 and
+# 011 run it against real libvirtd and TCG guests (root; they skip with
+# a reason only where libvirtd or QEMU cannot run).
 # 00x: the guest harness itself -- guests boot and carry load, and the
 # reference measurement: pinning three light guests onto cpu0 by hand
 # frees cpu1 (what 011 then asks of vpowerd on its own).
@@ -23,7 +24,8 @@ VPOWERD_TESTS = \
 	tests/integration/013-vpowerd-wiring.sh \
 	tests/integration/014-vpowerd-offline.sh \
 	tests/integration/015-vpowerd-notify.sh \
-	tests/integration/016-vpowerd-startup-checks.sh
+	tests/integration/016-vpowerd-startup-checks.sh \
+	tests/integration/018-vpowerd-agents.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh \

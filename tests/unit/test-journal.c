@@ -319,7 +319,27 @@ test_atomic(void **state)
     /* Malformed lines name their line. */
     {
         static const char *const bad[][2] = {
-            { "vpower-journal 3\nend 0\n", ":1: not a vpower journal" },
+            { "vpower-journal 4\nend 0\n", ":1: not a vpower journal" },
+            { "vpower-journal 3\nwrote x 1\nend 0\n",
+              ":2: wrote: not right after" },
+            { "vpower-journal 3\nsysfs x 1\nwrote y 1\nend 1\n",
+              ":3: wrote: not right after" },
+            { "vpower-journal 3\nsysfs x 1\nwrote x 1\nwrote x 2\nend 1\n",
+              ":4: wrote: not right after" },
+            { "vpower-journal 3\nsysfs x 1\nwrote x 1\\q\nend 1\n",
+              ":3: wrote: bad value" },
+            { "vpower-journal 3\nonline 1 1\nwrote-online 2 0\nend 1\n",
+              ":3: wrote-online: not right after" },
+            { "vpower-journal 3\nonline 1 1\nwrote-online 1 7\nend 1\n",
+              ":3: wrote-online: expected" },
+            { "vpower-journal 3\nsysfs x 1\nwrotex x 1\nend 1\n",
+              ":3: unknown entry" },
+            { "vpower-journal 3\nsysfs x 1\nwrote-prev x 1\nend 1\n",
+              ":3: wrote-prev: not right after" },
+            { "vpower-journal 3\nonline 1 1\nwrote-online 1 0 2\nend 1\n",
+              ":3: wrote-online: expected" },
+            { "vpower-journal 2\nsysfs x 1\nwrote x 2\nend 1\n",
+              ":3: unknown entry" },
             { "vpower-journal 2\nsysfs x 1\\q\nend 1\n",
               ":2: sysfs: bad escape" },
             { "vpower-journal 2\nsysfs x 1\\n2\nend 1\n",
@@ -350,6 +370,124 @@ test_atomic(void **state)
     free(tmp);
     free(path);
     fx_rmtree(dir);
+}
+
+/* The value vpowerd last wrote goes through the file with the original,
+ * and a replay restores only what still holds one of them: another
+ * writer's newer value stays.  Keys recorded without one (and journals
+ * of version 2) are restored as before. */
+static int
+last_cb(void *aux, const struct jnl_entry *e)
+{
+    unsigned *n = aux;
+
+    if (e->has_last) {
+        (*n)++;
+    }
+    return 0;
+}
+
+static void
+test_last_written(void **state)
+{
+    char *root = fx_mksysfs("--cpus 4");
+    char *path, err[256] = "", text[4096];
+    struct jnl *j;
+    unsigned failed = 9, foreign = 9, n_last = 0;
+    FILE *f;
+    size_t n;
+
+    assert_true(asprintf(&path, "%s/journal", root) > 0);
+    assert_int_equal(jnl_create(path, &j), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu1/cpufreq/scaling_max_freq",
+                                          "2400000\n", "1600000"), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu1/cpufreq/scaling_max_freq",
+                                          "1600000\n", "1200000"), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu2/cpufreq/scaling_max_freq",
+                                          "2400000\n", "1600000"), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu2/cpufreq/scaling_governor",
+                                          "schedutil\n", "performance"), 0);
+    assert_int_equal(jnl_record_sysfs(j, "cpu3/cpufreq/scaling_max_freq",
+                                      "2400000\n"), 0);
+    assert_int_equal(jnl_record_online(j, 3, true), 0);
+    assert_int_equal(jnl_note_online_write(j, 3, false, false), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu1/x", "a\n", "b\\n"), 0);
+    /* Killed between recording a write and making it: the file holds
+     * the value written before, still vpowerd's. */
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu0/cpufreq/scaling_max_freq",
+                                          "2400000\n", "1600000"), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu0/cpufreq/scaling_max_freq",
+                                          "1600000\n", "1000000"), 0);
+    assert_int_equal(jnl_note_online_write(j, 2, true, false), 0);
+    assert_int_equal(jnl_note_online_write(j, 2, false, true), 0);
+    assert_int_equal(jnl_note_sysfs_write(j, "cpu1/x", "a", "b\n\n"),
+                     -EINVAL);
+    assert_int_equal(jnl_note_online_write(j, POL_MAX_CPUS, true, false),
+                     -EINVAL);
+    assert_int_equal(jnl_count(j), 8);
+    jnl_close(j);
+
+    f = fopen(path, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    /* First value wins for the original, the last one for 'wrote'. */
+    assert_non_null(strstr(text, "sysfs cpu1/cpufreq/scaling_max_freq "
+                           "2400000\\n\nwrote cpu1/cpufreq/scaling_max_freq "
+                           "1200000\n"));
+    assert_non_null(strstr(text, "online 3 1\nwrote-online 3 0\n"));
+    assert_non_null(strstr(text, "wrote cpu1/x b\\\\n\n"));
+    assert_non_null(strstr(text, "wrote cpu0/cpufreq/scaling_max_freq "
+                           "1000000\nwrote-prev cpu0/cpufreq/scaling_max_freq"
+                           " 1600000\n"));
+    assert_non_null(strstr(text, "online 2 1\nwrote-online 2 1 0\n"));
+
+    /* vpowerd's values on the fixture, then another writer on cpu2. */
+    fx_put(root, "cpu1/cpufreq/scaling_max_freq", "1200000\n");
+    fx_put(root, "cpu2/cpufreq/scaling_max_freq", "2000000\n");
+    fx_put(root, "cpu2/cpufreq/scaling_governor", "performance\n");
+    fx_put(root, "cpu3/cpufreq/scaling_max_freq", "1000000\n");
+    fx_put(root, "cpu3/online", "0\n");
+    fx_put(root, "cpu1/x", "b\\n");
+    fx_put(root, "cpu0/cpufreq/scaling_max_freq", "1600000\n");
+    fx_put(root, "cpu2/online", "0\n");
+
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    assert_int_equal(jnl_foreach(j, JNL_N_KINDS, last_cb, &n_last), 0);
+    assert_int_equal(n_last, 7);
+    assert_int_equal(jnl_restore_sysfs_counted(j, root, &failed, &foreign),
+                     0);
+    assert_int_equal(failed, 0);
+    assert_int_equal(foreign, 1);
+    assert_string_equal(fx_get(root, "cpu1/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(root, "cpu2/cpufreq/scaling_max_freq"),
+                        "2000000");
+    assert_string_equal(fx_get(root, "cpu2/cpufreq/scaling_governor"),
+                        "schedutil");
+    assert_string_equal(fx_get(root, "cpu3/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(root, "cpu3/online"), "1");
+    assert_string_equal(fx_get(root, "cpu1/x"), "a");
+    assert_string_equal(fx_get(root, "cpu0/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(root, "cpu2/online"), "1");
+    jnl_close(j);
+
+    /* A version 2 journal has no last values: restored as before. */
+    f = fopen(path, "w");
+    fputs("vpower-journal 2\nsysfs cpu2/cpufreq/scaling_max_freq "
+          "2400000\\n\nend 1\n", f);
+    fclose(f);
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    assert_int_equal(jnl_restore_sysfs_counted(j, root, &failed, &foreign),
+                     0);
+    assert_int_equal(foreign, 0);
+    assert_string_equal(fx_get(root, "cpu2/cpufreq/scaling_max_freq"),
+                        "2400000");
+    jnl_close(j);
+    free(path);
+    fx_rmtree(root);
 }
 
 /* Values keep their trailing newline and backslashes through the file;
@@ -524,6 +662,7 @@ main(void)
         cmocka_unit_test(test_crash_and_restore),
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_value_bytes),
+        cmocka_unit_test(test_last_written),
         cmocka_unit_test(test_untrusted_mode),
         cmocka_unit_test(test_untrusted_owner),
     };

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "manager/drv.h"
 #include "manager/drv_dummy_host.h"
@@ -547,6 +548,240 @@ test_journalled_writes(void **state)
     fx_close(f);
 }
 
+/* ---- Other writers ------------------------------------------------------ */
+
+/* Sends stderr (where the log goes in tests) to a temporary file until
+ * log_end(), which returns what was logged (caller frees). */
+static int saved_stderr = -1;
+static FILE *log_file;
+
+static void
+log_begin(void)
+{
+    fflush(stderr);
+    log_file = tmpfile();
+    assert_non_null(log_file);
+    saved_stderr = dup(2);
+    assert_true(dup2(fileno(log_file), 2) == 2);
+}
+
+static char *
+log_end(void)
+{
+    char *text = calloc(1, 8192);
+
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    rewind(log_file);
+    if (fread(text, 1, 8191, log_file) == 0) {
+        text[0] = '\0';
+    }
+    fclose(log_file);
+    fputs(text, stderr);          /* Still visible in the test log. */
+    return text;
+}
+
+static const struct drv_foreign *
+find_foreign(const struct drv_foreign *l, size_t n, unsigned cpu,
+             const char *knob)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].cpu == cpu && !strcmp(l[i].knob, knob)) {
+            return &l[i];
+        }
+    }
+    fail_msg("cpu%u/%s not reported foreign", cpu, knob);
+    return NULL;
+}
+
+/* While vpowerd runs: a second writer changes a frequency limit and an
+ * idle state vpowerd wrote, and an online state.  vpowerd's next writes
+ * skip them, they are reported and logged, and neither the restore at
+ * stop (through the driver, then the journal, as vpd_stop does) nor the
+ * journal puts vpowerd's values or the originals over them. */
+static void
+test_other_writer_running(void **state)
+{
+    struct fx *f = fx_open("--cpus 4");
+    struct drv_foreign list[8];
+    const struct drv_foreign *fr;
+    struct drv_freq fq;
+    struct jnl *j;
+    char *jpath, *log;
+    unsigned failed = 9, n_foreign = 9;
+    int64_t t0 = (int64_t) time(NULL);
+
+    assert_true(asprintf(&jpath, "%s/journal", f->root) > 0);
+    assert_int_equal(jnl_create(jpath, &j), 0);
+    sysfs_set_journal(f->h, j);
+    assert_int_equal(drv_host_sysfs.foreign(f->h, NULL, 0), 0);
+
+    /* vpowerd manages cpu1 and cpu2. */
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fq), 0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, true), 0);
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), 0);
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "1600000");
+
+    /* The second writer (tuned, an administrator). */
+    fx_put(f->root, "cpu1/cpufreq/scaling_max_freq", "2000000\n");
+    fx_put(f->root, "cpu1/cpuidle/state2/disable", "0\n");
+    fx_put(f->root, "cpu2/online", "1\n");
+
+    /* vpowerd's next period: the changed knobs are not written. */
+    log_begin();
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 1000000,
+                                                   1200000), 0);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, true), 0);
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, false), -EPERM);
+    assert_int_equal(drv_host_sysfs.set_online(f->h, 2, true), 0);
+    log = log_end();
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "2000000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpuidle/state2/disable"),
+                        "0");
+    assert_string_equal(fx_get(f->root, "cpu2/online"), "1");
+    /* The limit vpowerd still owns is still managed. */
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_min_freq"),
+                        "1000000");
+    assert_non_null(strstr(log, "cpu1/cpufreq/scaling_max_freq changed by "
+                           "another writer"));
+    assert_non_null(strstr(log, "expected \"1600000\" (written by "
+                           "vpowerd), found \"2000000\""));
+    assert_non_null(strstr(log, "cpu1/cpuidle/state2/disable changed by "
+                           "another writer"));
+    assert_non_null(strstr(log, "the writer is unknown"));
+    assert_non_null(strstr(log, " UTC"));
+    free(log);
+
+    /* Reported: the count and who-what-when. */
+    assert_int_equal(drv_host_sysfs.foreign(f->h, list, 8), 3);
+    fr = find_foreign(list, 3, 1, "cpufreq/scaling_max_freq");
+    assert_string_equal(fr->expected, "1600000");
+    assert_string_equal(fr->found, "2000000");
+    assert_true(fr->written);
+    assert_true(fr->since_s >= t0 && fr->when_s >= fr->since_s);
+    fr = find_foreign(list, 3, 1, "cpuidle/state2/disable");
+    assert_string_equal(fr->expected, "1");
+    assert_string_equal(fr->found, "0");
+    fr = find_foreign(list, 3, 2, "online");
+    assert_string_equal(fr->expected, "0");
+    assert_string_equal(fr->found, "1");
+    assert_int_equal(drv_host_sysfs.foreign(f->h, list, 1), 3);
+
+    /* Later writes stay skipped even when the value would match. */
+    fx_put(f->root, "cpu1/cpufreq/scaling_max_freq", "1900000\n");
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   2400000), 0);
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "1900000");
+    assert_int_equal(drv_host_sysfs.foreign(f->h, NULL, 0), 3);
+
+    /* Stop: originals through the driver, then the journal's own pass. */
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, false),
+                     0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   2400000), 0);
+    assert_int_equal(jnl_restore_sysfs_counted(j, f->root, &failed,
+                                               &n_foreign), 0);
+    assert_int_equal(failed, 0);
+    assert_int_equal(n_foreign, 1);     /* scaling_max_freq. */
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "1900000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_min_freq"),
+                        "800000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpuidle/state2/disable"),
+                        "0");
+    assert_string_equal(fx_get(f->root, "cpu2/online"), "1");
+    sysfs_set_journal(f->h, NULL);
+    jnl_close(j);
+    free(jpath);
+    fx_close(f);
+}
+
+/* CPUs of one cpufreq policy share its files (the kernel links their
+ * cpufreq directories to one policyX): vpowerd's write through one CPU
+ * is not another writer's change seen through the other. */
+static void
+test_other_writer_shared_policy(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_freq fq;
+    char *cmd;
+
+    /* cpu1 links to cpu0's policy and is read first. */
+    assert_true(asprintf(&cmd, "rm -rf '%s/cpu1/cpufreq' && ln -s "
+                         "../cpu0/cpufreq '%s/cpu1/cpufreq'", f->root,
+                         f->root) > 0);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fq), 0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 0, 800000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 0, "performance"),
+                     0);
+    assert_int_equal(drv_host_sysfs.get_freq(f->h, 1, &fq), 0);
+    assert_int_equal(fq.max_khz, 1600000);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   1200000), 0);
+    assert_string_equal(fx_get(f->root, "cpu0/cpufreq/scaling_max_freq"),
+                        "1200000");
+    assert_int_equal(drv_host_sysfs.foreign(f->h, NULL, 0), 0);
+    fx_close(f);
+}
+
+/* After vpowerd stopped (a crash): the next start replays the journal;
+ * a value another writer changed after the crash stays, the ones still
+ * holding vpowerd's value get their originals back. */
+static void
+test_other_writer_after_crash(void **state)
+{
+    struct fx *f = fx_open("--cpus 4");
+    struct jnl *j;
+    char *jpath, err[256] = "";
+    unsigned failed = 9, n_foreign = 9;
+
+    assert_true(asprintf(&jpath, "%s/journal", f->root) > 0);
+    assert_int_equal(jnl_create(jpath, &j), 0);
+    sysfs_set_journal(f->h, j);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 1, 800000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_freq_range(f->h, 2, 800000,
+                                                   1600000), 0);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 1, 2, true), 0);
+    assert_int_equal(drv_host_sysfs.set_idle_disable(f->h, 2, 2, true), 0);
+    assert_int_equal(drv_host_sysfs.set_governor(f->h, 2, "performance"),
+                     0);
+    sysfs_set_journal(f->h, NULL);
+    jnl_close(j);                       /* Killed: the journal stays. */
+
+    /* After the crash, another writer. */
+    fx_put(f->root, "cpu2/cpufreq/scaling_max_freq", "2000000\n");
+    fx_put(f->root, "cpu2/cpufreq/scaling_governor", "powersave\n");
+
+    assert_int_equal(jnl_load(jpath, &j, err, sizeof err), 0);
+    assert_int_equal(jnl_restore_sysfs_counted(j, f->root, &failed,
+                                               &n_foreign), 0);
+    assert_int_equal(failed, 0);
+    assert_int_equal(n_foreign, 2);
+    assert_string_equal(fx_get(f->root, "cpu2/cpufreq/scaling_max_freq"),
+                        "2000000");
+    assert_string_equal(fx_get(f->root, "cpu2/cpufreq/scaling_governor"),
+                        "powersave");
+    assert_string_equal(fx_get(f->root, "cpu1/cpufreq/scaling_max_freq"),
+                        "2400000");
+    assert_string_equal(fx_get(f->root, "cpu1/cpuidle/state2/disable"),
+                        "0");
+    assert_string_equal(fx_get(f->root, "cpu2/cpuidle/state2/disable"),
+                        "0");
+    jnl_close(j);
+    free(jpath);
+    fx_close(f);
+}
+
 /* ---- Dummy host --------------------------------------------------------- */
 
 static void
@@ -611,6 +846,56 @@ test_dummy(void **state)
     assert_null(drv_host_dummy.open("bogus=1", err, sizeof err));
 }
 
+/* The dummy host plays another agent for daemon-level tests: the knob it
+ * changes is listed and no longer written. */
+static void
+test_dummy_other_writer(void **state)
+{
+    char err[256] = "";
+    struct drv_host *h = drv_host_dummy.open("cpus=2", err, sizeof err);
+    struct drv_foreign list[4];
+    struct drv_freq f;
+    struct drv_idle idle;
+
+    assert_non_null(h);
+    assert_int_equal(drv_host_dummy.foreign(h, NULL, 0), 0);
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 1, 800000, 1600000),
+                     0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_max_freq",
+                                            "2400000\n"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state2/disable",
+                                            "1"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state1/disable",
+                                            "0"), 0);   /* Unchanged. */
+    assert_int_equal(dummy_host_agent_write(h, 1, "online", "0"), 0);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpuidle/state9/disable",
+                                            "1"), -EINVAL);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_max_freq",
+                                            "1"), -EINVAL);
+    assert_int_equal(dummy_host_agent_write(h, 1, "cpufreq/scaling_governor",
+                                            "turbo"), -EINVAL);
+    assert_int_equal(drv_host_dummy.foreign(h, list, 4), 3);
+    assert_string_equal(list[0].knob, "cpufreq/scaling_max_freq");
+    assert_string_equal(list[0].expected, "1600000");
+    assert_string_equal(list[0].found, "2400000");
+    assert_true(list[0].written);
+    assert_string_equal(list[1].knob, "cpuidle/state2/disable");
+    assert_false(list[1].written);
+
+    assert_int_equal(drv_host_dummy.set_freq_range(h, 1, 1000000, 1200000),
+                     0);
+    assert_int_equal(drv_host_dummy.get_freq(h, 1, &f), 0);
+    assert_int_equal(f.max_khz, 2400000);
+    assert_int_equal(f.min_khz, 1000000);
+    assert_int_equal(drv_host_dummy.set_idle_disable(h, 1, 2, false), 0);
+    assert_int_equal(drv_host_dummy.get_idle(h, 1, &idle), 0);
+    assert_true(idle.disabled[2]);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, true), -EPERM);
+    assert_int_equal(drv_host_dummy.set_online(h, 1, false), 0);
+    assert_int_equal(drv_host_dummy.foreign(h, NULL, 0), 3);
+    drv_host_dummy.close(h);
+}
+
 int
 main(void)
 {
@@ -628,7 +913,11 @@ main(void)
         cmocka_unit_test(test_online),
         cmocka_unit_test(test_short_write),
         cmocka_unit_test(test_journalled_writes),
+        cmocka_unit_test(test_other_writer_running),
+        cmocka_unit_test(test_other_writer_after_crash),
+        cmocka_unit_test(test_other_writer_shared_policy),
         cmocka_unit_test(test_dummy),
+        cmocka_unit_test(test_dummy_other_writer),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
