@@ -302,7 +302,7 @@ static void
 tunable_pin(struct drv_hv *hv, struct dom_cache *e,
             const virTypedParameter *p)
 {
-    struct cpuset got, mine;
+    struct cpuset got;
     unsigned vcpu;
     char end;
     bool ok;
@@ -312,9 +312,10 @@ tunable_pin(struct drv_hv *hv, struct dom_cache *e,
     if (ok) {
         clip(hv, &got, &got);
     }
-    if (!strcmp(p->field, VIR_DOMAIN_TUNABLE_CPU_EMULATORPIN)) {
-        clip(hv, &e->emu, &mine);
-        e->emu_known = e->emu_known && ok && cpuset_equal(&got, &mine);
+    /* IOThreads follow the emulator (lv_pin_emulator). */
+    if (!strcmp(p->field, VIR_DOMAIN_TUNABLE_CPU_EMULATORPIN)
+        || !strncmp(p->field, "cputune.iothreadpin", 19)) {
+        e->emu_known = e->emu_known && ok && cpuset_equal(&got, &e->emu);
     } else if (sscanf(p->field, "cputune.vcpupin%u%c", &vcpu, &end) == 1
                && vcpu < e->n_vcpus && e->vcpu_known[vcpu]
                && !(ok && cpuset_equal(&got, &e->vcpu[vcpu]))) {
