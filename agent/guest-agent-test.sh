@@ -7,9 +7,12 @@
 # (/bin/vpower-agent-bin) and then runs the scenario named by
 # vpower.agenttest= on the console:
 #   bench     wait for the host, then `vpower-hint bench` (count from
-#             vpower.bench_count=, default 200)
+#             vpower.bench_count=, default 1000)
 #   phases    hold vpower.phase_s= seconds (default 20), latency-begin,
 #             hold, latency-end, hold, then bench
+# After a bench, if the guest has a port named org.vpower.echo.0 (whose
+# host end only acknowledges), the same bench runs on it with --direct:
+# the channel's own latency, in the same boot (VPOWER-AGENT-CHANNEL).
 #   direct    no agent: vpower-hint without an agent must fail with exit
 #             3, then `vpower-hint --direct` talks to the port itself
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
@@ -18,7 +21,7 @@
 # Markers (grep-able, one line each) start with VPOWER-AGENT-.
 
 test=none
-count=200
+count=1000
 phase_s=20
 hostile_delay=0
 for arg in $(cat /proc/cmdline); do
@@ -77,3 +80,15 @@ if [ "$test" = phases ]; then
 fi
 /bin/vpower-hint bench --count "$count"
 echo "VPOWER-AGENT-BENCH-DONE rc=$?"
+
+echo_port=
+for p in /sys/class/virtio-ports/*; do
+    [ "$(cat "$p/name" 2>/dev/null)" = org.vpower.echo.0 ] &&
+        echo_port=/dev/${p##*/}
+done
+if [ -n "$echo_port" ]; then
+    out=$(/bin/vpower-hint --direct --port "$echo_port" bench \
+          --count "$count" 2>&1)
+    echo "VPOWER-AGENT-CHANNEL rc=$? $out" | tr '\n' ' '
+    echo
+fi

@@ -35,9 +35,10 @@ usage(FILE *f)
           "  bench [--count N] [--interval-ms MS]\n"
           "                                  N alternating latency-begin/end "
           "hints,\n"
-          "                                  one per MS (default 200, 60); "
+          "                                  one per MS (default 1000, 60); "
           "prints\n"
-          "                                  the ack latency p50/p99\n\n"
+          "                                  the counts and the ack latency\n"
+          "                                  p50/p99/max\n\n"
           "Options:\n"
           "  -s, --socket PATH   agent socket (default "
           "/run/vpower-agent.sock)\n"
@@ -76,6 +77,16 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The 'pct'-th percentile of the 'n' (> 0) sorted values 'v': the
+ * smallest value at least pct% of them do not exceed (nearest rank). */
+static uint64_t
+rank(const uint64_t *v, uint32_t n, unsigned pct)
+{
+    uint64_t k = ((uint64_t) n * pct + 99) / 100;
+
+    return v[k ? k - 1 : 0];
+}
+
 /* Paced below the host's default hint_rate (20/s): a bench that trips
  * the rate limit measures the limiter, not the latency. */
 static int
@@ -85,6 +96,7 @@ bench(struct vph *h, uint32_t count, uint32_t interval_ms)
                               (long) (interval_ms % 1000) * 1000000L };
     uint64_t *rtt = calloc(count ? count : 1, sizeof *rtt);
     uint32_t i, n = 0, fail = 0;
+    uint64_t sum = 0;
     int r;
 
     if (!rtt) {
@@ -115,12 +127,20 @@ bench(struct vph *h, uint32_t count, uint32_t interval_ms)
         return EXIT_REFUSED;
     }
     qsort(rtt, n, sizeof *rtt, cmp_u64);
-    printf("VPOWER-HINT-LATENCY n=%u failed=%u p50_us=%llu p99_us=%llu "
-           "max_us=%llu min_us=%llu\n", n, fail,
-           (unsigned long long) rtt[(n - 1) * 50 / 100] / 1000,
-           (unsigned long long) rtt[(n - 1) * 99 / 100] / 1000,
+    for (i = 0; i < n; i++) {
+        sum += rtt[i];
+    }
+    printf("VPOWER-HINT-LATENCY sent=%u n=%u failed=%u p50_us=%llu "
+           "p99_us=%llu max_us=%llu min_us=%llu mean_us=%llu\n", count, n,
+           fail, (unsigned long long) rank(rtt, n, 50) / 1000,
+           (unsigned long long) rank(rtt, n, 99) / 1000,
            (unsigned long long) rtt[n - 1] / 1000,
-           (unsigned long long) rtt[0] / 1000);
+           (unsigned long long) rtt[0] / 1000,
+           (unsigned long long) (sum / n) / 1000);
+    if (n < 1000) {
+        fprintf(stderr, "vpower-hint: bench: p99 of %u hints is close to "
+                "their maximum; use --count 1000 or more\n", n);
+    }
     free(rtt);
     return fail ? EXIT_REFUSED : EXIT_OK;
 }
@@ -142,7 +162,7 @@ main(int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     const char *sock = NULL, *port = NULL, *cmd;
-    uint32_t timeout = 2000, latency_us = 0, ms = 0, count = 200;
+    uint32_t timeout = 2000, latency_us = 0, ms = 0, count = 1000;
     uint32_t interval_ms = 60;
     int direct = 0, no_wait = 0, have_ms = 0, have_lat = 0, have_count = 0;
     struct vph *h;

@@ -75,11 +75,14 @@ struct drv_hv_ops {
     int (*vcpu_stats)(struct drv_hv *, const char *uuid,
                       struct drv_vcpu_stat *out, size_t max, size_t *n);
     /* Live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition is
-     * never touched. */
+     * never touched.  A pin the driver knows to be in force already
+     * (it set or read it, and no event of the domain said otherwise)
+     * returns 0 without calling the hypervisor. */
     int (*pin_vcpu)(struct drv_hv *, const char *uuid, unsigned vcpu,
                     const struct cpuset *);
     int (*pin_emulator)(struct drv_hv *, const char *uuid,
                         const struct cpuset *);  /* And its iothreads. */
+    /* -ERANGE if the domain has no vCPU 'vcpu'. */
     int (*get_vcpu_pin)(struct drv_hv *, const char *uuid, unsigned vcpu,
                         struct cpuset *);
     int (*get_emulator_pin)(struct drv_hv *, const char *uuid,

@@ -15,11 +15,26 @@
  * Pins are live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition
  * stays the administrator's.  Errors are -errno: -ENOENT when the domain
  * is gone (the caller drops it quietly), -EIO for other libvirt errors
- * (libvirt's message is logged rate-limited). */
+ * (libvirt's message is logged rate-limited).
+ *
+ * Every libvirt call is a round trip to libvirtd, and a guest's hint
+ * waits for the pins it causes.  libvirt has no call that pins several
+ * vCPUs at once: the floor for a VM is one virDomainPinVcpuFlags per
+ * vCPU whose set changes, one virDomainPinEmulator and one
+ * virDomainPinIOThread per IOThread.  The driver keeps to it: it looks a
+ * domain up once (struct dom_cache), reads all of a domain's vCPU pins
+ * in one virDomainGetVcpuPinInfo, and skips a pin whose set is already
+ * in force as far as it knows: what it set or read last.  That knowledge
+ * is dropped with every lifecycle or device event of the domain and on
+ * reconnection, and a vCPU's or the emulator's is dropped when a tunable
+ * event reports a pin other than the one remembered (someone else
+ * pinned it) or a pin call fails.  Without all its events registered
+ * the driver skips nothing. */
 
 #include <config.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +55,21 @@
 #define AGENT_CHANNEL "org.vpower.agent.0"
 #define RECONNECT_MIN_MS 1000
 #define RECONNECT_MAX_MS 30000
+#define GET_PIN_MAPS 256        /* vCPU pins read in one call (at least). */
 
 /* ---- Driver instance ------------------------------------------------- */
+
+/* What the driver knows of one domain it has looked up. */
+struct dom_cache {
+    char uuid[DRV_UUID_LEN];
+    virDomainPtr dom;           /* Our reference, from one lookup. */
+    size_t n_vcpus;             /* Entries of vcpu[] and vcpu_known[]. */
+    struct cpuset *vcpu;        /* Pin in force, where vcpu_known[]. */
+    bool *vcpu_known;
+    struct cpuset emu;          /* Emulator and IOThreads' pin in force, */
+    bool emu_known;             /* ...if this is true. */
+    struct dom_cache *next;
+};
 
 struct drv_hv {
     char uri[256];
@@ -55,7 +83,114 @@ struct drv_hv {
     unsigned backoff_ms;
     uint64_t reconnect_timer;
     bool closing;
+    struct dom_cache *doms;     /* Domains looked up, most recent first. */
+    bool may_skip;              /* Every event registered: pins known to
+                                 * be in force may be skipped. */
 };
+
+/* ---- What is known to be in force ------------------------------------ */
+
+static struct dom_cache *
+cache_find(struct drv_hv *hv, const char *uuid)
+{
+    for (struct dom_cache *e = hv->doms; e; e = e->next) {
+        if (!strcmp(e->uuid, uuid)) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Forgets domain 'uuid' (NULL: every domain) and releases its lookup. */
+static void
+cache_drop(struct drv_hv *hv, const char *uuid)
+{
+    struct dom_cache **pp = &hv->doms;
+
+    while (*pp) {
+        struct dom_cache *e = *pp;
+
+        if (uuid && strcmp(e->uuid, uuid)) {
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        virDomainFree(e->dom);
+        free(e->vcpu);
+        free(e->vcpu_known);
+        free(e);
+    }
+}
+
+/* Domain 'uuid''s entry, looked up on first use.  Returns 0, -ENOTCONN
+ * while disconnected or -ENOENT if there is no such domain. */
+static int
+cache_get(struct drv_hv *hv, const char *uuid, struct dom_cache **out)
+{
+    struct dom_cache *e;
+    virDomainPtr dom;
+
+    if (!hv->conn) {
+        return -ENOTCONN;
+    }
+    e = cache_find(hv, uuid);
+    if (!e) {
+        dom = virDomainLookupByUUIDString(hv->conn, uuid);
+        if (!dom) {
+            return -ENOENT;
+        }
+        e = XNEW(struct dom_cache);
+        snprintf(e->uuid, sizeof e->uuid, "%s", uuid);
+        e->dom = dom;
+        e->next = hv->doms;
+        hv->doms = e;
+    }
+    *out = e;
+    return 0;
+}
+
+/* Records that vCPU 'vcpu' of 'e' is pinned to 's' (NULL: unknown). */
+static void
+cache_set_vcpu(struct dom_cache *e, unsigned vcpu, const struct cpuset *s)
+{
+    if (vcpu >= e->n_vcpus) {
+        size_t n = (size_t) vcpu + 1;
+
+        if (!s) {
+            return;
+        }
+        e->vcpu = xrealloc(e->vcpu, n * sizeof *e->vcpu);
+        e->vcpu_known = xrealloc(e->vcpu_known, n * sizeof *e->vcpu_known);
+        memset(e->vcpu_known + e->n_vcpus, 0,
+               (n - e->n_vcpus) * sizeof *e->vcpu_known);
+        e->n_vcpus = n;
+    }
+    e->vcpu_known[vcpu] = s != NULL;
+    if (s) {
+        e->vcpu[vcpu] = *s;
+    }
+}
+
+static bool
+cache_has_vcpu(const struct drv_hv *hv, const struct dom_cache *e,
+               unsigned vcpu, const struct cpuset *s)
+{
+    return hv->may_skip && vcpu < e->n_vcpus && e->vcpu_known[vcpu]
+           && cpuset_equal(&e->vcpu[vcpu], s);
+}
+
+/* 's' without the CPUs the host does not have: what a pin puts in
+ * force and what libvirt reports. */
+static void
+clip(const struct drv_hv *hv, const struct cpuset *s, struct cpuset *out)
+{
+    cpuset_zero(out);
+    CPUSET_FOREACH (cpu, s) {
+        if (cpu < hv->n_host_cpus) {
+            cpuset_set(out, (unsigned) cpu);
+        }
+    }
+}
 
 static void
 log_vir_error(const char *what, const char *uuid)
@@ -110,12 +245,24 @@ report(struct drv_hv *hv, enum drv_event ev, virDomainPtr dom)
     }
 }
 
+/* Forgets what is known of 'dom': its pins may have changed. */
+static void
+forget(struct drv_hv *hv, virDomainPtr dom)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN];
+
+    if (dom && virDomainGetUUIDString(dom, uuid) == 0) {
+        cache_drop(hv, uuid);
+    }
+}
+
 static int
 lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event, int detail,
              void *opaque)
 {
     struct drv_hv *hv = opaque;
 
+    forget(hv, dom);
     switch (event) {
     case VIR_DOMAIN_EVENT_STARTED:
     case VIR_DOMAIN_EVENT_RESUMED:
@@ -144,18 +291,59 @@ device_cb(virConnectPtr conn, virDomainPtr dom, const char *alias,
           void *opaque)
 {
     /* vCPU hotplug arrives as device events with aliases "vcpuN". */
+    forget(opaque, dom);
     report(opaque, DRV_EV_CHANGED, dom);
+}
+
+/* A pin that tunable parameter 'p' reports for 'e': one that is not the
+ * pin remembered (someone else's, or an older one of ours) makes that
+ * pin unknown, so the next pin call is made. */
+static void
+tunable_pin(struct drv_hv *hv, struct dom_cache *e,
+            const virTypedParameter *p)
+{
+    struct cpuset got;
+    unsigned vcpu;
+    char end;
+    bool ok;
+
+    ok = p->type == VIR_TYPED_PARAM_STRING && p->value.s
+         && cpuset_parse(&got, p->value.s) == 0;
+    if (ok) {
+        clip(hv, &got, &got);
+    }
+    /* IOThreads follow the emulator (lv_pin_emulator). */
+    if (!strcmp(p->field, VIR_DOMAIN_TUNABLE_CPU_EMULATORPIN)
+        || !strncmp(p->field, "cputune.iothreadpin", 19)) {
+        e->emu_known = e->emu_known && ok && cpuset_equal(&got, &e->emu);
+    } else if (sscanf(p->field, "cputune.vcpupin%u%c", &vcpu, &end) == 1
+               && vcpu < e->n_vcpus && e->vcpu_known[vcpu]
+               && !(ok && cpuset_equal(&got, &e->vcpu[vcpu]))) {
+        cache_set_vcpu(e, vcpu, NULL);
+    }
 }
 
 static void
 tunable_cb(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params,
            int nparams, void *opaque)
 {
-    /* Our own pins raise "cputune.*" tunable events: ignore those. */
+    struct drv_hv *hv = opaque;
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    struct dom_cache *e = NULL;
+
+    if (dom && virDomainGetUUIDString(dom, uuid) == 0) {
+        e = cache_find(hv, uuid);
+    }
+    /* Pins ("cputune.*pin*", ours too) only change what the cache
+     * knows; anything else may change the domain. */
     for (int i = 0; i < nparams; i++) {
         if (strncmp(params[i].field, "cputune.", 8)) {
-            report(opaque, DRV_EV_CHANGED, dom);
+            forget(hv, dom);
+            report(hv, DRV_EV_CHANGED, dom);
             return;
+        }
+        if (e) {
+            tunable_pin(hv, e, &params[i]);
         }
     }
 }
@@ -174,6 +362,7 @@ close_cb(virConnectPtr conn, int reason, void *opaque)
              reason);
     /* The connection object is unusable now; drop our reference from a
      * timer, not inside libvirt's own callback. */
+    hv->may_skip = false;
     schedule_reconnect(hv);
     hv->cb(hv->aux, DRV_EV_DISCONNECTED, NULL);
 }
@@ -181,6 +370,8 @@ close_cb(virConnectPtr conn, int reason, void *opaque)
 static void
 deregister_events(struct drv_hv *hv)
 {
+    cache_drop(hv, NULL);
+    hv->may_skip = false;
     if (!hv->conn) {
         return;
     }
@@ -237,6 +428,7 @@ do_connect(struct drv_hv *hv, char *err, size_t errlen)
             hv->cb_ids[hv->n_cb_ids++] = id;
         }
     }
+    hv->may_skip = hv->n_cb_ids == ARRAY_SIZE(events);
     if (hv->n_cb_ids == 0) {
         snprintf(err, errlen, "%s: cannot register domain events", hv->uri);
         deregister_events(hv);
@@ -325,16 +517,21 @@ lv_close(struct drv_hv *hv)
     free(hv);
 }
 
-/* Domain 'uuid' into '*dom' (virDomainFree).  Returns 0, -ENOTCONN
- * while disconnected or -ENOENT if there is no such domain. */
+/* Domain 'uuid' into '*dom' (a reference of the caller's: virDomainFree),
+ * looked up once per domain.  Returns 0, -ENOTCONN while disconnected
+ * or -ENOENT if there is no such domain. */
 static int
 lookup(struct drv_hv *hv, const char *uuid, virDomainPtr *dom)
 {
-    if (!hv->conn) {
-        return -ENOTCONN;
+    struct dom_cache *e;
+    int r = cache_get(hv, uuid, &e);
+
+    if (r < 0) {
+        return r;
     }
-    *dom = virDomainLookupByUUIDString(hv->conn, uuid);
-    return *dom ? 0 : -ENOENT;
+    virDomainRef(e->dom);
+    *dom = e->dom;
+    return 0;
 }
 
 static int
@@ -567,13 +764,49 @@ map_to_set(const unsigned char *map, int maplen, struct cpuset *s)
     }
 }
 
+/* After a pin call on 'uuid' that returned 'r': records 'set' as in
+ * force for vCPU 'vcpu' (UINT_MAX: the emulator) on success, forgets it
+ * on failure and forgets the domain when it is gone. */
+static void
+pin_done(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+         const struct cpuset *set, int r)
+{
+    struct dom_cache *e = cache_find(hv, uuid);
+    struct cpuset in_force;
+
+    if (!e) {
+        return;
+    }
+    if (r == -ENOENT) {
+        cache_drop(hv, uuid);
+        return;
+    }
+    clip(hv, set, &in_force);
+    if (vcpu == UINT_MAX) {
+        e->emu = in_force;
+        e->emu_known = r == 0;
+    } else {
+        cache_set_vcpu(e, vcpu, r == 0 ? &in_force : NULL);
+    }
+}
+
 static int
 lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
             const struct cpuset *s)
 {
+    struct dom_cache *e;
     struct pin_call pc;
-    int r = pin_begin(hv, uuid, s, 1, &pc);
+    struct cpuset want;
+    int r = cache_get(hv, uuid, &e);
 
+    if (r < 0) {
+        return r;
+    }
+    clip(hv, s, &want);
+    if (cache_has_vcpu(hv, e, vcpu, &want)) {
+        return 0;
+    }
+    r = pin_begin(hv, uuid, s, 1, &pc);
     if (r < 0) {
         return r;
     }
@@ -588,16 +821,27 @@ lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
         }
     }
     pin_end(&pc);
+    pin_done(hv, uuid, vcpu, s, r);
     return r;
 }
 
 static int
 lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
 {
+    struct dom_cache *e;
     struct pin_call pc;
     virDomainIOThreadInfoPtr *iot = NULL;
-    int r = pin_begin(hv, uuid, s, 1, &pc), n;
+    struct cpuset want;
+    int r = cache_get(hv, uuid, &e), n;
 
+    if (r < 0) {
+        return r;
+    }
+    clip(hv, s, &want);
+    if (hv->may_skip && e->emu_known && cpuset_equal(&e->emu, &want)) {
+        return 0;
+    }
+    r = pin_begin(hv, uuid, s, 1, &pc);
     if (r < 0) {
         return r;
     }
@@ -624,6 +868,7 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     free(iot);
 out:
     pin_end(&pc);
+    pin_done(hv, uuid, UINT_MAX, s, r);
     return r;
 }
 
@@ -631,20 +876,42 @@ static int
 lv_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
                 struct cpuset *s)
 {
+    struct dom_cache *e;
     struct pin_call pc;
-    int n = (int) vcpu + 1, r = pin_begin(hv, uuid, NULL, n, &pc);
+    int n, got, r = cache_get(hv, uuid, &e);
 
     if (r < 0) {
         return r;
     }
-    if (virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
-                                VIR_DOMAIN_AFFECT_LIVE) < 0
-        && (!flags_unsupported()
-            || virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
-                                       VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
+    if (hv->may_skip && vcpu < e->n_vcpus && e->vcpu_known[vcpu]) {
+        *s = e->vcpu[vcpu];
+        return 0;
+    }
+    /* Every vCPU's pin in the one call: the caller asks for each. */
+    n = vcpu < GET_PIN_MAPS ? GET_PIN_MAPS : (int) vcpu + 1;
+    r = pin_begin(hv, uuid, NULL, n, &pc);
+    if (r < 0) {
+        return r;
+    }
+    got = virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
+                                  VIR_DOMAIN_AFFECT_LIVE);
+    if (got < 0 && flags_unsupported()) {
+        got = virDomainGetVcpuPinInfo(pc.dom, n, pc.maps, pc.maplen,
+                                      VIR_DOMAIN_AFFECT_CURRENT);
+    }
+    if (got < 0) {
         r = vir_errno();
+    } else if ((int) vcpu >= got) {
+        r = -ERANGE;
     } else {
-        map_to_set(VIR_GET_CPUMAP(pc.maps, pc.maplen, vcpu), pc.maplen, s);
+        for (int i = 0; i < got; i++) {
+            struct cpuset one;
+
+            map_to_set(VIR_GET_CPUMAP(pc.maps, pc.maplen, i), pc.maplen,
+                       &one);
+            cache_set_vcpu(e, (unsigned) i, &one);
+        }
+        *s = e->vcpu[vcpu];
     }
     pin_end(&pc);
     return r;
@@ -653,9 +920,18 @@ lv_get_vcpu_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
 static int
 lv_get_emulator_pin(struct drv_hv *hv, const char *uuid, struct cpuset *s)
 {
+    struct dom_cache *e;
     struct pin_call pc;
-    int r = pin_begin(hv, uuid, NULL, 1, &pc);
+    int r = cache_get(hv, uuid, &e);
 
+    if (r < 0) {
+        return r;
+    }
+    if (hv->may_skip && e->emu_known) {
+        *s = e->emu;
+        return 0;
+    }
+    r = pin_begin(hv, uuid, NULL, 1, &pc);
     if (r < 0) {
         return r;
     }
@@ -664,6 +940,8 @@ lv_get_emulator_pin(struct drv_hv *hv, const char *uuid, struct cpuset *s)
         r = vir_errno();
     } else {
         map_to_set(pc.maps, pc.maplen, s);
+        e->emu = *s;
+        e->emu_known = true;
     }
     pin_end(&pc);
     return r;

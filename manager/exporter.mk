@@ -1,9 +1,11 @@
 # manager/exporter.mk -- vpower-exporter and per-VM energy attribution.
 #
 # attrib.c is pure and called from vpowerd's cycle, so it goes into the
-# shared library the daemon links.  The exporter is a separate,
+# shared library the daemon links; so does histo.c, the latency
+# histogram the daemon fills and the exporter renders.  The exporter is a separate,
 # unprivileged program: json-c and libmicrohttpd, never libvirt.
-manager_libvpowermgr_a_SOURCES += manager/attrib.c manager/attrib.h
+manager_libvpowermgr_a_SOURCES += manager/attrib.c manager/attrib.h \
+	manager/histo.c manager/histo.h
 
 bin_PROGRAMS += manager/vpower-exporter
 manager_vpower_exporter_SOURCES = \

@@ -80,6 +80,10 @@ static const struct fam F_ERRORS = { "vpower_errors_total", C,
     "Run-time errors vpowerd has counted, by kind." };
 static const struct fam F_VMS = { "vpower_vms", G,
     "Running domains vpowerd sees." };
+static const struct fam F_HINT_APPLY = { "vpower_hint_apply_seconds",
+    "histogram",
+    "Time from reading a guest hint to the return of the last action of "
+    "the plan it caused." };
 
 /* Host CPUs and frequency domains. */
 static const struct fam F_CPU_STATE = { "vpower_cpu_state", G,
@@ -279,9 +283,9 @@ put_value(struct rctx *r, double v)
 
 /* One sample of 'f'.  'labels' is NULL or a NULL-terminated list of
  * name, value pairs (values are escaped here). */
+/* HELP and TYPE of 'f' before its first sample. */
 static void
-sample(struct rctx *r, const struct fam *f, const char *const *labels,
-       double v)
+header(struct rctx *r, const struct fam *f)
 {
     if (r->cur != f) {
         puts_(r, "# HELP ");
@@ -295,6 +299,13 @@ sample(struct rctx *r, const struct fam *f, const char *const *labels,
         puts_(r, "\n");
         r->cur = f;
     }
+}
+
+static void
+sample(struct rctx *r, const struct fam *f, const char *const *labels,
+       double v)
+{
+    header(r, f);
     puts_(r, f->name);
     if (labels && labels[0]) {
         puts_(r, "{");
@@ -404,6 +415,67 @@ map_family(struct rctx *r, const struct fam *f, struct json_object *o,
             sample(r, f, labels, json_object_get_double(v));
         }
     }
+}
+
+/* The histogram o[key] (manager/histo.h's histo_to_json(): "le",
+ * "cumulative", "count", "sum") as family 'f'.  Skipped whole unless
+ * it is consistent: bounds ascending, counts not decreasing and at
+ * most "count", so a scrape never shows a histogram Prometheus would
+ * reject. */
+static void
+histogram_family(struct rctx *r, const struct fam *f, struct json_object *o,
+                 const char *key)
+{
+    struct json_object *h = jget(o, key);
+    struct json_object *le = jarr(h, "le"), *cum = jarr(h, "cumulative");
+    double count, sum, prev_le = -INFINITY, prev_c = 0;
+    size_t n;
+
+    if (!le || !cum || !jnum(h, "count", &count) || !jnum(h, "sum", &sum)
+        || (n = json_object_array_length(le)) != json_object_array_length(cum)
+        || n > 64) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *b = json_object_array_get_idx(le, i);
+        struct json_object *c = json_object_array_get_idx(cum, i);
+        double bv = json_object_get_double(b), cv = json_object_get_double(c);
+
+        if (!json_object_is_type(b, json_type_double)
+            && !json_object_is_type(b, json_type_int)) {
+            return;
+        }
+        if (!isfinite(bv) || bv <= prev_le || !isfinite(cv) || cv < prev_c
+            || cv > count) {
+            return;
+        }
+        prev_le = bv;
+        prev_c = cv;
+    }
+    header(r, f);
+    for (size_t i = 0; i <= n; i++) {
+        puts_(r, f->name);
+        puts_(r, "_bucket{le=\"");
+        if (i < n) {
+            put_value(r, json_object_get_double(
+                             json_object_array_get_idx(le, i)));
+        } else {
+            puts_(r, "+Inf");
+        }
+        puts_(r, "\"} ");
+        put_value(r, i < n ? json_object_get_double(
+                                 json_object_array_get_idx(cum, i))
+                           : count);
+        puts_(r, "\n");
+    }
+    puts_(r, f->name);
+    puts_(r, "_sum ");
+    put_value(r, sum);
+    puts_(r, "\n");
+    puts_(r, f->name);
+    puts_(r, "_count ");
+    put_value(r, count);
+    puts_(r, "\n");
 }
 
 /* ---- Status ----------------------------------------------------------- */
@@ -554,6 +626,7 @@ render_status(struct rctx *r, struct json_object *s)
     num_sample(r, &F_OFFLINE, s, "offline_cpus", NULL, 1);
     map_family(r, &F_ACTIONS, s, "actions_total", "kind", NULL);
     map_family(r, &F_ERRORS, s, "errors_total", "kind", NULL);
+    histogram_family(r, &F_HINT_APPLY, s, "hint_apply_seconds");
     render_cpus(r, s);
 }
 

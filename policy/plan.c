@@ -4,7 +4,10 @@
  * manager keeps the plan it applied last and calls pol_plan_diff() to get
  * the few actions that move the host from one to the other, in an order
  * that never strands a vCPU (online before pinning onto a CPU, offline
- * only after everything left it). */
+ * only after everything left it) and that makes the VMs that wait for
+ * speed fast first: frequencies raised and idle limits made shallower
+ * before any pin, the pins of VMs with a latency hint and of performance
+ * VMs before anyone else's, sets that widen before sets that narrow. */
 
 #include "policy/policy.h"
 
@@ -84,6 +87,104 @@ emit(struct pol_action *acts, size_t max, size_t *n, struct pol_action a)
     (*n)++;
 }
 
+/* Pin ranks: the VMs waiting for cores of their own go first. */
+enum pin_rank {
+    RANK_HINT,          /* Latency-critical hint: a guest is waiting. */
+    RANK_CRITICAL,      /* Performance policy, host-wide override. */
+    RANK_WIDEN,         /* Anyone else whose set only grows. */
+    RANK_REST,          /* Everyone else: narrowing or moving. */
+};
+
+static enum pin_rank
+vm_rank(const struct pol_plan *next, uint32_t vm)
+{
+    uint8_t r = vm < next->n_vms ? next->vm_reason[vm] : POL_R_PACKED;
+
+    return r == POL_R_LATENCY_HINT ? RANK_HINT
+           : r == POL_R_PERFORMANCE || r == POL_R_OVERRIDE ? RANK_CRITICAL
+           : RANK_REST;
+}
+
+/* Rank of moving 'cur_set' (NULL: unknown) to 'next_set' for VM 'vm'. */
+static enum pin_rank
+pin_rank(const struct pol_plan *next, uint32_t vm,
+         const struct cpuset *cur_set, const struct cpuset *next_set)
+{
+    enum pin_rank r = vm_rank(next, vm);
+
+    if (r == RANK_REST && cur_set && cpuset_subset(cur_set, next_set)) {
+        return RANK_WIDEN;
+    }
+    return r;
+}
+
+/* Emits the pins of rank 'rank': vCPUs, then emulator threads. */
+static void
+diff_pins(const struct pol_plan *cur, const struct pol_plan *next,
+          enum pin_rank rank, struct pol_action *acts, size_t max,
+          size_t *n)
+{
+    for (size_t i = 0; i < next->n_vcpus; i++) {
+        const struct cpuset *c = i < cur->n_vcpus ? &cur->vcpu_allowed[i]
+                                                  : NULL;
+
+        if ((c && cpuset_equal(c, &next->vcpu_allowed[i]))
+            || pin_rank(next, next->vcpu_vm[i], c, &next->vcpu_allowed[i])
+               != rank) {
+            continue;
+        }
+        emit(acts, max, n, (struct pol_action) {
+            .type = POL_A_PIN_VCPU, .vm = next->vcpu_vm[i],
+            .vcpu = (uint32_t) i, .set = next->vcpu_allowed[i] });
+    }
+    for (size_t i = 0; i < next->n_vms; i++) {
+        const struct cpuset *c = i < cur->n_vms ? &cur->vm_emulator[i]
+                                                : NULL;
+
+        if ((c && cpuset_equal(c, &next->vm_emulator[i]))
+            || pin_rank(next, (uint32_t) i, c, &next->vm_emulator[i])
+               != rank) {
+            continue;
+        }
+        emit(acts, max, n, (struct pol_action) {
+            .type = POL_A_PIN_EMULATOR, .vm = (uint32_t) i,
+            .set = next->vm_emulator[i] });
+    }
+}
+
+/* True if an idle limit going from 'from' to 'to' is shallower (a
+ * faster wake-up); -1 is no limit, the deepest. */
+static bool
+idle_shallower(int8_t from, int8_t to)
+{
+    return to >= 0 && (from < 0 || to < from);
+}
+
+/* Emits the frequency and idle-limit changes that raise speed ('up') or
+ * the others.  A domain whose current frequency is unknown (0) counts
+ * as raised. */
+static void
+diff_speed(const struct pol_plan *cur, const struct pol_plan *next,
+           bool up, struct pol_action *acts, size_t max, size_t *n)
+{
+    for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
+        uint32_t to = next->dom_freq_khz[d], from = cur->dom_freq_khz[d];
+
+        if (to && to != from && (to > from || !from) == up) {
+            emit(acts, max, n, (struct pol_action) {
+                .type = POL_A_SET_FREQ, .domain = d, .khz = to });
+        }
+    }
+    for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
+        int8_t to = next->idle_limit[c], from = cur->idle_limit[c];
+
+        if (to != from && idle_shallower(from, to) == up) {
+            emit(acts, max, n, (struct pol_action) {
+                .type = POL_A_IDLE_LIMIT, .cpu = c, .state = to });
+        }
+    }
+}
+
 int
 pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
               struct pol_action *acts, size_t max)
@@ -97,42 +198,21 @@ pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
                 .type = POL_A_ONLINE, .cpu = (uint32_t) c });
         }
     }
-    /* 2. Pins: vCPUs, then emulator threads. */
-    for (size_t i = 0; i < next->n_vcpus; i++) {
-        if (i < cur->n_vcpus
-            && cpuset_equal(&cur->vcpu_allowed[i], &next->vcpu_allowed[i])) {
-            continue;
-        }
-        emit(acts, max, &n, (struct pol_action) {
-            .type = POL_A_PIN_VCPU, .vm = next->vcpu_vm[i],
-            .vcpu = (uint32_t) i, .set = next->vcpu_allowed[i] });
+    /* 2. Speed up: higher frequencies, shallower idle limits.  Sysfs
+     * writes of microseconds that make a hinted VM's new cores fast
+     * before its vCPUs arrive there. */
+    diff_speed(cur, next, true, acts, max, &n);
+    /* 3. Pins (libvirt calls of milliseconds each): VMs with a latency
+     * hint, then performance VMs, then sets that only widen, then the
+     * narrowing ones, so no one loses CPUs before the VMs that need
+     * them have theirs. */
+    for (enum pin_rank r = RANK_HINT; r <= RANK_REST; r++) {
+        diff_pins(cur, next, r, acts, max, &n);
     }
-    for (size_t i = 0; i < next->n_vms; i++) {
-        if (i < cur->n_vms
-            && cpuset_equal(&cur->vm_emulator[i], &next->vm_emulator[i])) {
-            continue;
-        }
-        emit(acts, max, &n, (struct pol_action) {
-            .type = POL_A_PIN_EMULATOR, .vm = (uint32_t) i,
-            .set = next->vm_emulator[i] });
-    }
-    /* 3. Frequencies (0 = leave alone) and idle limits. */
-    for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
-        if (next->dom_freq_khz[d] && next->dom_freq_khz[d]
-                                     != cur->dom_freq_khz[d]) {
-            emit(acts, max, &n, (struct pol_action) {
-                .type = POL_A_SET_FREQ, .domain = d,
-                .khz = next->dom_freq_khz[d] });
-        }
-    }
-    for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
-        if (next->idle_limit[c] != cur->idle_limit[c]) {
-            emit(acts, max, &n, (struct pol_action) {
-                .type = POL_A_IDLE_LIMIT, .cpu = c,
-                .state = next->idle_limit[c] });
-        }
-    }
-    /* 4. Offline last, when nothing runs there any more. */
+    /* 4. Slow down: lower frequencies, deeper idle limits, once the
+     * vCPUs have left. */
+    diff_speed(cur, next, false, acts, max, &n);
+    /* 5. Offline last, when nothing runs there any more. */
     CPUSET_FOREACH (c, &next->offline) {
         if (!cpuset_has(&cur->offline, (unsigned) c)) {
             emit(acts, max, &n, (struct pol_action) {

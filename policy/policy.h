@@ -254,9 +254,15 @@ struct pol_action {
 };
 
 /* Writes into 'acts' (room for 'max') the actions that turn 'cur' into
- * 'next', in a safe order: online first, then pins, then frequencies and
- * idle limits, offline last.  Returns the number of actions, or -ENOSPC
- * if 'max' is too small.  Identical plans give 0. */
+ * 'next', in a safe order that makes waiting VMs fast first: online;
+ * frequency raises (and domains whose current frequency is 0, unknown)
+ * and idle limits made shallower; pins (each rank's vCPUs, then its
+ * emulators) of VMs whose next reason is POL_R_LATENCY_HINT, then of
+ * POL_R_PERFORMANCE and POL_R_OVERRIDE VMs, then of other VMs whose set
+ * only widens, then the rest; frequency cuts and deeper idle limits;
+ * offline last.  Within a group, vCPU and VM index order.  Returns the
+ * number of actions, or -ENOSPC if 'max' is too small.  Identical plans
+ * give 0. */
 int pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
                   struct pol_action *acts, size_t max);
 

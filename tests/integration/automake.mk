@@ -48,6 +48,11 @@ dist_check_SCRIPTS += tests/integration/030-agent-channel.sh
 TESTS += tests/integration/030-agent-channel.sh
 dist_check_SCRIPTS += tests/integration/031-agent-vpowerd.sh
 TESTS += tests/integration/031-agent-vpowerd.sh
+# 032: vpower-hint bench through gch-testhost over a pty standing in for
+# the virtio-serial port (no guest, no root).
+dist_check_SCRIPTS += tests/integration/032-hint-bench-pty.sh
+TESTS += tests/integration/032-hint-bench-pty.sh
+EXTRA_DIST += tests/integration/pty-relay.py
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
 

@@ -157,6 +157,10 @@ vp_dom() { echo "$VP_PREFIX$1"; }
 
 vp_console_log() { echo "$VP_TMPDIR/$1.console.log"; }
 vp_agent_sock() { echo "$VP_TMPDIR/$1.agent.sock"; }
+# Host end of the second port (org.vpower.echo.0) a guest gets when
+# VP_GUEST_ECHO_PORT is set: a host end that only acknowledges, to
+# measure the channel alone.
+vp_echo_sock() { echo "$VP_TMPDIR/$1.echo.sock"; }
 
 # vp_xml_escape STRING
 vp_xml_escape() {
@@ -168,7 +172,8 @@ vp_xml_escape() {
 # vp_guest_xml NAME LOAD VCPUS EXTRA_CMDLINE: print the domain XML.
 #
 # TCG (type='qemu'), direct kernel boot, no disk, no network, no USB,
-# no balloon, serial console to a file, one virtio-serial channel.
+# no balloon, serial console to a file, one virtio-serial channel (two
+# with VP_GUEST_ECHO_PORT set).
 # QEMU runs as root:root through a static DAC seclabel with relabel='no',
 # so no qemu.conf change is needed and libvirt chowns none of our files
 # (the default user, libvirt-qemu, may not be able to reach the build dir).
@@ -206,7 +211,14 @@ vp_guest_xml() {
     <channel type='unix'>
       <source mode='bind' path='$(vp_xml_escape "$(vp_agent_sock "$name")")'/>
       <target type='virtio' name='org.vpower.agent.0'/>
+    </channel>$([ -z "${VP_GUEST_ECHO_PORT:-}" ] || cat <<EOC
+
+    <channel type='unix'>
+      <source mode='bind' path='$(vp_xml_escape "$(vp_echo_sock "$name")")'/>
+      <target type='virtio' name='org.vpower.echo.0'/>
     </channel>
+EOC
+)
     <memballoon model='none'/>
   </devices>
   <seclabel type='static' model='dac' relabel='no'>

@@ -13,6 +13,13 @@ tests_unit_test_drv_libvirt_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)
 tests_unit_test_drv_libvirt_LDADD = manager/libvpowervirt.a \
 	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
+# The test counts the driver's calls into libvirt through --wrap.
+tests_unit_test_drv_libvirt_LDFLAGS = \
+	-Wl,--wrap=virDomainLookupByUUIDString \
+	-Wl,--wrap=virDomainPinVcpuFlags -Wl,--wrap=virDomainPinEmulator \
+	-Wl,--wrap=virDomainPinIOThread -Wl,--wrap=virDomainGetIOThreadInfo \
+	-Wl,--wrap=virDomainGetVcpuPinInfo \
+	-Wl,--wrap=virDomainGetEmulatorPinInfo
 tests_unit_test_virtloop_SOURCES = tests/unit/test-virtloop.c
 tests_unit_test_virtloop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)

@@ -976,6 +976,73 @@ test_own_core_pins(void **state)
     pol_plan_destroy(p);
 }
 
+/* A latency hint's plan, applied as pol_plan_diff() orders it: the
+ * hinted VM's own cores are sped up (frequency raised, idle limit made
+ * shallower) before any pin, its pins come first, and no other VM
+ * loses a CPU before the hinted VM has its own.  The hinted VM has the
+ * highest index, so vCPU index order fails. */
+static void
+test_hint_first(void **state)
+{
+    static struct world w;
+    struct pol_plan *cur = pol_plan_create(64, 512);
+    struct pol_plan *next = pol_plan_create(64, 512);
+    struct pol_action acts[256];
+    struct pol_config cfg;
+    struct pol_state *st;
+    int n, first_pin = -1, last_hint_pin = -1, hint_pins = 0;
+
+    (void) state;
+    fixed_model();
+    /* Six light VMs packed; then VM 5 says latency-critical work. */
+    world_vms(&w, 8, 6, 1, 300, 0);
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+    assert_int_equal(pol_decide(st, &w.in, cur), 0);
+    assert_int_equal(cur->vm_reason[5], POL_R_PACKED);
+    w.in.now_ns += SEC;
+    w.vms[5].hints.latency_until_ns = w.in.now_ns + 10 * SEC;
+    w.vms[5].hints.latency_us = 1;
+    assert_int_equal(pol_decide(st, &w.in, next), 0);
+    assert_int_equal(next->vm_reason[5], POL_R_LATENCY_HINT);
+    n = pol_plan_diff(cur, next, acts, 256);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        const struct pol_action *a = &acts[i];
+        bool pin = a->type == POL_A_PIN_VCPU
+                   || a->type == POL_A_PIN_EMULATOR;
+
+        if (pin && first_pin < 0) {
+            first_pin = i;
+        }
+        if (pin && a->vm == 5) {
+            hint_pins++;
+            last_hint_pin = i;
+        }
+        if (a->type == POL_A_SET_FREQ
+            && a->khz > cur->dom_freq_khz[a->domain]
+            && cur->dom_freq_khz[a->domain]) {
+            assert_true(first_pin < 0);
+        }
+        if (a->type == POL_A_IDLE_LIMIT && a->state >= 0
+            && (cur->idle_limit[a->cpu] < 0
+                || a->state < cur->idle_limit[a->cpu])) {
+            assert_true(first_pin < 0);
+        }
+        /* A narrowing of another VM only after the hinted VM's pins. */
+        if (a->type == POL_A_PIN_VCPU && a->vm != 5
+            && !cpuset_subset(&cur->vcpu_allowed[a->vcpu], &a->set)) {
+            assert_true(last_hint_pin >= 0);
+        }
+    }
+    assert_true(hint_pins >= 1);
+    assert_int_equal(acts[first_pin].vm, 5);
+    assert_int_equal(last_hint_pin, first_pin + hint_pins - 1);
+    pol_state_destroy(st);
+    pol_plan_destroy(cur);
+    pol_plan_destroy(next);
+}
+
 /* Turbo only where the model says it pays: a lone core of its package
  * races to idle at a turbo point when the package's extra power makes
  * that cheaper per unit of work; not with a cheap package, not without
@@ -1694,6 +1761,7 @@ main(void)
         cmocka_unit_test(test_pool_trim_smt),
         cmocka_unit_test(test_thermal_misfit),
         cmocka_unit_test(test_own_core_pins),
+        cmocka_unit_test(test_hint_first),
         cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),

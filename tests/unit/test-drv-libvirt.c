@@ -1,8 +1,9 @@
 /* tests/unit/test-drv-libvirt.c -- drv_hv_libvirt against libvirt's
  * in-process test driver (test:///default), with the event adapters on
  * manager/sched: listing, pin round trips, metadata (whose look-alike
- * elements are not the domain's), and a lifecycle event that must
- * arrive through our own loop (no libvirt thread). */
+ * elements are not the domain's), a lifecycle event that must arrive
+ * through our own loop (no libvirt thread), and how many libvirt calls
+ * pins cost. */
 
 #include <config.h>
 
@@ -21,6 +22,107 @@
 #include "manager/drv.h"
 #include "manager/log.h"
 #include "manager/sched.h"
+
+/* Calls the driver makes into libvirt, counted through the linker's
+ * --wrap (tests/unit/manager.mk). */
+enum {
+    N_LOOKUP, N_PIN_VCPU, N_PIN_EMU, N_PIN_IOT, N_IOT_INFO, N_GET_VCPU,
+    N_GET_EMU, N_KINDS
+};
+static unsigned n_calls[N_KINDS];
+
+static unsigned
+calls_total(void)
+{
+    unsigned t = 0;
+
+    for (int k = 0; k < N_KINDS; k++) {
+        t += n_calls[k];
+    }
+    return t;
+}
+
+virDomainPtr __real_virDomainLookupByUUIDString(virConnectPtr, const char *);
+virDomainPtr __wrap_virDomainLookupByUUIDString(virConnectPtr, const char *);
+int __real_virDomainPinVcpuFlags(virDomainPtr, unsigned, unsigned char *,
+                                 int, unsigned);
+int __wrap_virDomainPinVcpuFlags(virDomainPtr, unsigned, unsigned char *,
+                                 int, unsigned);
+int __real_virDomainPinEmulator(virDomainPtr, unsigned char *, int,
+                                unsigned);
+int __wrap_virDomainPinEmulator(virDomainPtr, unsigned char *, int,
+                                unsigned);
+int __real_virDomainPinIOThread(virDomainPtr, unsigned, unsigned char *,
+                                int, unsigned);
+int __wrap_virDomainPinIOThread(virDomainPtr, unsigned, unsigned char *,
+                                int, unsigned);
+int __real_virDomainGetIOThreadInfo(virDomainPtr,
+                                    virDomainIOThreadInfoPtr **, unsigned);
+int __wrap_virDomainGetIOThreadInfo(virDomainPtr,
+                                    virDomainIOThreadInfoPtr **, unsigned);
+int __real_virDomainGetVcpuPinInfo(virDomainPtr, int, unsigned char *, int,
+                                   unsigned);
+int __wrap_virDomainGetVcpuPinInfo(virDomainPtr, int, unsigned char *, int,
+                                   unsigned);
+int __real_virDomainGetEmulatorPinInfo(virDomainPtr, unsigned char *, int,
+                                       unsigned);
+int __wrap_virDomainGetEmulatorPinInfo(virDomainPtr, unsigned char *, int,
+                                       unsigned);
+
+virDomainPtr
+__wrap_virDomainLookupByUUIDString(virConnectPtr c, const char *u)
+{
+    n_calls[N_LOOKUP]++;
+    return __real_virDomainLookupByUUIDString(c, u);
+}
+
+int
+__wrap_virDomainPinVcpuFlags(virDomainPtr d, unsigned v, unsigned char *m,
+                             int l, unsigned f)
+{
+    n_calls[N_PIN_VCPU]++;
+    return __real_virDomainPinVcpuFlags(d, v, m, l, f);
+}
+
+int
+__wrap_virDomainPinEmulator(virDomainPtr d, unsigned char *m, int l,
+                            unsigned f)
+{
+    n_calls[N_PIN_EMU]++;
+    return __real_virDomainPinEmulator(d, m, l, f);
+}
+
+int
+__wrap_virDomainPinIOThread(virDomainPtr d, unsigned i, unsigned char *m,
+                            int l, unsigned f)
+{
+    n_calls[N_PIN_IOT]++;
+    return __real_virDomainPinIOThread(d, i, m, l, f);
+}
+
+int
+__wrap_virDomainGetIOThreadInfo(virDomainPtr d,
+                                virDomainIOThreadInfoPtr **i, unsigned f)
+{
+    n_calls[N_IOT_INFO]++;
+    return __real_virDomainGetIOThreadInfo(d, i, f);
+}
+
+int
+__wrap_virDomainGetVcpuPinInfo(virDomainPtr d, int n, unsigned char *m,
+                               int l, unsigned f)
+{
+    n_calls[N_GET_VCPU]++;
+    return __real_virDomainGetVcpuPinInfo(d, n, m, l, f);
+}
+
+int
+__wrap_virDomainGetEmulatorPinInfo(virDomainPtr d, unsigned char *m, int l,
+                                   unsigned f)
+{
+    n_calls[N_GET_EMU]++;
+    return __real_virDomainGetEmulatorPinInfo(d, m, l, f);
+}
 
 struct ctx {
     struct sched *s;
@@ -229,6 +331,106 @@ test_lifecycle_event(void **state)
     virConnectClose(other);
 }
 
+/* The domain "test"'s UUID into 'uuid' and its vCPU count. */
+static unsigned
+test_uuid(struct ctx *c, char *uuid)
+{
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    unsigned nv;
+    size_t n = 0;
+
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    snprintf(uuid, DRV_UUID_LEN, "%s", d ? d->uuid : "");
+    nv = d ? d->n_vcpus : 0;
+    free(doms);
+    return nv;
+}
+
+/* The floor of libvirt calls: a domain is looked up once, all its vCPU
+ * pins are read in one call, a pin already in force costs nothing, a
+ * changed one one call (two on the test driver, which refuses
+ * AFFECT_LIVE), and after the domain restarts (a lifecycle event) the
+ * pins are made again and are what libvirt reports.  (The test driver
+ * raises no tunable events, so someone else's pin is not covered.) */
+static void
+test_pin_calls(void **state)
+{
+    struct ctx *c = *state;
+    char uuid[DRV_UUID_LEN];
+    struct cpuset a, b, got;
+    virConnectPtr other;
+    virDomainPtr dom;
+    unsigned nv = test_uuid(c, uuid), per_pin;
+    unsigned char map = 0;
+
+    assert_true(nv >= 2);
+    cpuset_zero(&a);
+    cpuset_set(&a, 1);
+    cpuset_zero(&b);
+    cpuset_set(&b, 0);
+    cpuset_set(&b, 1);
+    memset(n_calls, 0, sizeof n_calls);
+    for (unsigned v = 0; v < nv; v++) {
+        assert_int_equal(drv_hv_libvirt.get_vcpu_pin(c->hv, uuid, v, &got),
+                         0);
+    }
+    assert_int_equal(n_calls[N_GET_VCPU], 1);
+    assert_true(n_calls[N_LOOKUP] <= 1);
+    assert_int_equal(drv_hv_libvirt.get_vcpu_pin(c->hv, uuid, 4096, &got),
+                     -ERANGE);
+
+    memset(n_calls, 0, sizeof n_calls);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 0, &a), 0);
+    per_pin = n_calls[N_PIN_VCPU];
+    assert_true(per_pin == 1 || per_pin == 2);
+    assert_int_equal(calls_total(), per_pin);
+    /* In force already: no call, and the reading is what was set. */
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 0, &a), 0);
+    assert_int_equal(drv_hv_libvirt.get_vcpu_pin(c->hv, uuid, 0, &got), 0);
+    assert_true(cpuset_equal(&got, &a));
+    assert_int_equal(calls_total(), per_pin);
+    /* A change is one pin; changing vCPU 1 leaves vCPU 0 alone. */
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 1, &a), 0);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 0, &b), 0);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 1, &a), 0);
+    assert_int_equal(n_calls[N_PIN_VCPU], 3 * per_pin);
+    /* The emulator: one pin (and its IOThreads), then nothing. */
+    memset(n_calls, 0, sizeof n_calls);
+    assert_int_equal(drv_hv_libvirt.pin_emulator(c->hv, uuid, &b), 0);
+    assert_int_equal(n_calls[N_PIN_EMU], 1);
+    assert_int_equal(drv_hv_libvirt.pin_emulator(c->hv, uuid, &b), 0);
+    assert_int_equal(drv_hv_libvirt.get_emulator_pin(c->hv, uuid, &got),
+                     0);
+    assert_true(cpuset_equal(&got, &b));
+    assert_int_equal(n_calls[N_PIN_EMU], 1);
+    assert_int_equal(n_calls[N_GET_EMU], 0);
+    assert_int_equal(n_calls[N_LOOKUP], 0);
+
+    /* The domain restarts: the pins are gone in libvirt and known to be
+     * gone here, so the same pin is made again. */
+    other = virConnectOpen("test:///default");
+    assert_non_null(other);
+    dom = virDomainLookupByName(other, "test");
+    assert_non_null(dom);
+    assert_int_equal(virDomainDestroy(dom), 0);
+    c->n_stopped = 0;
+    sched_add_timer(c->s, 5000000000ull, timeout_cb, c);
+    assert_int_equal(sched_run(c->s), 0);
+    assert_int_equal(c->n_stopped, 1);
+    assert_int_equal(virDomainCreate(dom), 0);
+    memset(n_calls, 0, sizeof n_calls);
+    assert_int_equal(drv_hv_libvirt.pin_vcpu(c->hv, uuid, 0, &a), 0);
+    assert_int_equal(n_calls[N_PIN_VCPU], per_pin);
+    assert_int_equal(n_calls[N_LOOKUP], 1);
+    assert_int_equal(__real_virDomainGetVcpuPinInfo(dom, 1, &map, 1, 0), 1);
+    assert_int_equal(map & 0x3, 0x2);
+    virDomainFree(dom);
+    virConnectClose(other);
+}
+
 int
 main(void)
 {
@@ -238,6 +440,7 @@ main(void)
         cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_metadata_lookalikes),
         cmocka_unit_test(test_lifecycle_event),
+        cmocka_unit_test(test_pin_calls),
     };
 
     log_init("test-drv-libvirt", false, LOG_LVL_WARN);
