@@ -1,0 +1,36 @@
+/* manager/drv_libvirt.h -- What drv_hv_libvirt makes of libvirt's
+ * migration signals, as pure functions (unit-tested without a second
+ * libvirtd: libvirt's test driver cannot migrate).
+ *
+ * Lifecycle events in a live migration (libvirt 9, QEMU, pre-copy):
+ *   source:      MIGRATION_ITERATION 1, 2, ... (memory passes),
+ *                SUSPENDED_MIGRATED (final pause), STOPPED_MIGRATED;
+ *                a cancel after the pause gives RESUMED_MIGRATED, a
+ *                failure before it gives no lifecycle event at all.
+ *   destination: STARTED_MIGRATED (domain created, paused, receiving),
+ *                RESUMED_MIGRATED (arrived and running).
+ * Post-copy adds SUSPENDED_POSTCOPY on the source and RESUMED_POSTCOPY
+ * on the destination while pages still move; the job query covers that
+ * window. */
+
+#ifndef VPOWER_DRV_LIBVIRT_H
+#define VPOWER_DRV_LIBVIRT_H 1
+
+#include "manager/drv.h"
+
+/* The events to raise for one libvirt lifecycle event: 'migr' (an enum
+ * drv_migr, raised first) and 'ev' (an enum drv_event); -1 for none.
+ * DEFINED and UNDEFINED give DRV_EV_CHANGED, which the driver raises
+ * only for a running domain. */
+struct drv_lv_event {
+    int ev;
+    int migr;
+};
+struct drv_lv_event drv_libvirt_lifecycle(int event, int detail);
+
+/* The job of a domain from virDomainGetJobStats()' type
+ * (VIR_DOMAIN_JOB_*) and its VIR_DOMAIN_JOB_OPERATION parameter (-1 if
+ * absent). */
+enum drv_job drv_libvirt_job(int type, int operation);
+
+#endif /* manager/drv_libvirt.h */
