@@ -8,3 +8,4 @@ include tests/unit/ctl.mk
 include tests/unit/inputs.mk
 include tests/unit/meter.mk
 include tests/unit/hk.mk
+include tests/unit/migr.mk
