@@ -801,9 +801,17 @@ lv_set_migr_cb(struct drv_hv *hv, drv_migr_cb *cb, void *aux)
     hv->migr_aux = aux;
 }
 
-enum drv_job
-drv_libvirt_job(int type, int operation)
+int
+drv_libvirt_job(int err, int type, int operation)
 {
+    if (err == VIR_ERR_OPERATION_UNSUPPORTED) {
+        /* QEMU driver on the destination of a migration: "migration
+         * statistics are available only on the source host". */
+        return DRV_JOB_MIGR_IN;
+    }
+    if (err != VIR_ERR_OK) {
+        return -1;
+    }
     if (type == VIR_DOMAIN_JOB_NONE || type == VIR_DOMAIN_JOB_COMPLETED) {
         return DRV_JOB_NONE;
     }
@@ -829,9 +837,16 @@ lv_migr_job(struct drv_hv *hv, const char *uuid, enum drv_job *job)
         return r;
     }
     if (virDomainGetJobStats(dom, &type, &params, &nparams, 0) < 0) {
-        r = vir_errno();
-        if (r != -ENOENT && r != -ENOTSUP) {
-            log_vir_error("reading the job of", uuid);
+        virErrorPtr e = virGetLastError();
+        int j = drv_libvirt_job(e ? e->code : VIR_ERR_INTERNAL_ERROR, 0, -1);
+
+        if (j >= 0) {
+            *job = (enum drv_job) j;
+        } else {
+            r = vir_errno();
+            if (r != -ENOENT && r != -ENOTSUP) {
+                log_vir_error("reading the job of", uuid);
+            }
         }
     } else {
         /* Without "operation" (libvirt before 3.3) the job counts as not
@@ -840,7 +855,7 @@ lv_migr_job(struct drv_hv *hv, const char *uuid, enum drv_job *job)
                                  &op) != 1) {
             op = -1;
         }
-        *job = drv_libvirt_job(type, op);
+        *job = (enum drv_job) drv_libvirt_job(VIR_ERR_OK, type, op);
         virTypedParamsFree(params, nparams);
     }
     virDomainFree(dom);

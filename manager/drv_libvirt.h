@@ -9,6 +9,8 @@
  *                failure before it gives no lifecycle event at all.
  *   destination: STARTED_MIGRATED (domain created, paused, receiving),
  *                RESUMED_MIGRATED (arrived and running).
+ * Meanwhile the destination domain is "paused (migrating)" and the job
+ * query there fails with VIR_ERR_OPERATION_UNSUPPORTED.
  * Post-copy adds SUSPENDED_POSTCOPY on the source and RESUMED_POSTCOPY
  * on the destination while pages still move; the job query covers that
  * window. */
@@ -28,9 +30,13 @@ struct drv_lv_event {
 };
 struct drv_lv_event drv_libvirt_lifecycle(int event, int detail);
 
-/* The job of a domain from virDomainGetJobStats()' type
- * (VIR_DOMAIN_JOB_*) and its VIR_DOMAIN_JOB_OPERATION parameter (-1 if
- * absent). */
-enum drv_job drv_libvirt_job(int type, int operation);
+/* The job of a domain (an enum drv_job) from virDomainGetJobStats():
+ * 'err' is VIR_ERR_OK on success, then 'type' (VIR_DOMAIN_JOB_*) and
+ * its VIR_DOMAIN_JOB_OPERATION parameter (-1 if absent) count; or the
+ * libvirt error code of its failure.  The QEMU driver refuses job
+ * statistics on the destination of a migration while it runs
+ * (VIR_ERR_OPERATION_UNSUPPORTED, "available only on the source host"):
+ * that is DRV_JOB_MIGR_IN.  -1 for other errors (no answer). */
+int drv_libvirt_job(int err, int type, int operation);
 
 #endif /* manager/drv_libvirt.h */

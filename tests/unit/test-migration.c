@@ -104,7 +104,8 @@ test_missed_events(void **state)
     migr_event(m, DRV_MIGR_GONE, B);
     assert_int_equal(v(m, B, DRV_JOB_MIGR_OUT), MIGR_GONE);
     migr_event(m, DRV_MIGR_GONE, NULL);
-    migr_event(m, DRV_MIGR_GONE, "not-a-uuid-but-far-too-long-to-be-one-at-all");
+    migr_event(m, DRV_MIGR_GONE,
+               "not-a-uuid-but-far-too-long-to-be-one-at-all");
     assert_int_equal(migr_count(m), 1);
     assert_string_equal(migr_verdict_name(MIGR_FROZEN), "frozen");
     migr_destroy(m);
