@@ -48,6 +48,10 @@ dist_check_SCRIPTS += tests/integration/031-agent-vpowerd.sh
 TESTS += tests/integration/031-agent-vpowerd.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
+# 061: a real live migration between the system libvirtd and a second
+# one in a private mount namespace (own sockets, own host_uuid).
+dist_check_SCRIPTS += tests/integration/061-migration.sh
+TESTS += tests/integration/061-migration.sh
 
 # gch-testhost: the real manager/guestchan.c on the real event loop with
 # a stub in place of the daemon, the host end of 030.
