@@ -38,6 +38,12 @@ struct drv_dom {
     struct cpuset static_cpus;     /* Union of those pins. */
     char agent_path[DRV_PATH_LEN]; /* Host end of the virtio-serial channel
                                     * org.vpower.agent.0, "" if none. */
+    bool migrated_in;              /* Runs here since a migration brought
+                                    * it (libvirt: RUNNING_MIGRATED).  Its
+                                    * live pins, and for a transient domain
+                                    * the static pins read from its live
+                                    * definition, may be another host's
+                                    * vpowerd's. */
 };
 
 struct drv_vcpu_stat {

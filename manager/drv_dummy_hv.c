@@ -37,7 +37,8 @@
  *              still), job DRV_JOB_MIGR_IN; appearing so raises
  *              DRV_MIGR_IN_BEGIN, then DRV_EV_STARTED.
  * Dropping migr=in (the line stays) is the arrival: DRV_MIGR_RESUMED,
- * then DRV_EV_STARTED.  Dropping migr=out is a migration that failed
+ * then DRV_EV_STARTED, and drv_dom.migrated_in stays true while the
+ * line does.  Dropping migr=out is a migration that failed
  * before its final pause: no event, as with libvirt.  Removing the line
  * is a plain stop.
  * Pins start as "all host CPUs" and are kept in memory; every change is
@@ -83,6 +84,7 @@ struct dummy_dom {
     bool seen;                  /* Still in the file at the last read. */
     bool reported;              /* Visible as of the last event raised. */
     enum dummy_mig mig, reported_mig;
+    enum dummy_mig prev_mig;    /* As of the read before this one. */
 };
 
 struct drv_hv {
@@ -274,6 +276,9 @@ parse_line(struct drv_hv *hv, char *line, bool apply, char *err,
                  "<vpower:policy xmlns:vpower=\"" VPOWER_XML_NS "\" "
                  "kind=\"%s\"/>", kind);
     }
+    /* Arrived: runs here since a migration brought it. */
+    d->dom.migrated_in = mig == MIG_NONE
+                         && (d->dom.migrated_in || d->prev_mig == MIG_IN);
     d->mig = mig;
     d->seen = true;
     return 0;
@@ -315,8 +320,12 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
 
         if (pass) {
             for (size_t i = 0; i < hv->n_doms; i++) {
-                hv->doms[i].seen = false;
-                hv->doms[i].mig = MIG_NONE;
+                struct dummy_dom *d = &hv->doms[i];
+
+                d->prev_mig = d->seen ? d->mig : MIG_NONE;
+                d->dom.migrated_in &= d->seen;
+                d->seen = false;
+                d->mig = MIG_NONE;
             }
         }
         while (*at) {

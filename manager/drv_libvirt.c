@@ -412,7 +412,7 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
      * every pin counts as static, the safe side. */
     int n_host = virNodeGetCPUMap(hv->conn, NULL, NULL, 0);
     char *xml, err[256];
-    int n;
+    int n, state, reason;
 
     memset(d, 0, sizeof *d);
     if (virDomainGetUUIDString(dom, d->uuid) < 0) {
@@ -421,6 +421,9 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
     snprintf(d->name, sizeof d->name, "%s", virDomainGetName(dom));
     d->id = (int) virDomainGetID(dom);
     d->persistent = virDomainIsPersistent(dom) == 1;
+    if (virDomainGetState(dom, &state, &reason, 0) == 0) {
+        d->migrated_in = drv_libvirt_migrated_in(state, reason);
+    }
     n = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
     if (n < 0) {
         return vir_errno();
@@ -799,6 +802,13 @@ lv_set_migr_cb(struct drv_hv *hv, drv_migr_cb *cb, void *aux)
 {
     hv->migr_cb = cb;
     hv->migr_aux = aux;
+}
+
+bool
+drv_libvirt_migrated_in(int state, int reason)
+{
+    return state == VIR_DOMAIN_RUNNING
+           && reason == VIR_DOMAIN_RUNNING_MIGRATED;
 }
 
 int

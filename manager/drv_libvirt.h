@@ -18,6 +18,8 @@
 #ifndef VPOWER_DRV_LIBVIRT_H
 #define VPOWER_DRV_LIBVIRT_H 1
 
+#include <stdbool.h>
+
 #include "manager/drv.h"
 
 /* The events to raise for one libvirt lifecycle event: 'migr' (an enum
@@ -38,5 +40,10 @@ struct drv_lv_event drv_libvirt_lifecycle(int event, int detail);
  * (VIR_ERR_OPERATION_UNSUPPORTED, "available only on the source host"):
  * that is DRV_JOB_MIGR_IN.  -1 for other errors (no answer). */
 int drv_libvirt_job(int err, int type, int operation);
+
+/* drv_dom.migrated_in from virDomainGetState(): running, and the reason
+ * is that a migration brought it (VIR_DOMAIN_RUNNING_MIGRATED).  Libvirt
+ * keeps that reason until the next pause or resume. */
+bool drv_libvirt_migrated_in(int state, int reason);
 
 #endif /* manager/drv_libvirt.h */

@@ -20,8 +20,9 @@
 #     host"), which is how drv_libvirt's migr_job recognises it;
 #   - src raised migration-iteration, SUSPENDED_MIGRATED and
 #     STOPPED_MIGRATED; dst raised STARTED_MIGRATED and RESUMED_MIGRATED;
-#   - the guest runs on dst only; its live vCPU pin made on src (as
-#     vpowerd's would be) and its vpower metadata arrived with it;
+#   - the guest runs on dst only, "running (migrated)" (drv_dom's
+#     migrated_in); its live vCPU pin made on src (as vpowerd's would
+#     be) and its vpower metadata arrived with it;
 #   - it migrates back the same way.
 # vpowerd is not run here yet.  Skips (77) with the reason where a second
 # libvirtd cannot run (no mount namespaces, no unshare, it fails to
@@ -206,9 +207,10 @@ check_events() {
 
 # arrived URI: the guest runs there with its pin and metadata.
 arrived() {
-    local uri=$1 pin md
-    [ "$(virsh -q -c "$uri" domstate "$D")" = running ] ||
-        vp_fail "$D is not running on $uri"
+    local uri=$1 pin md st
+    st=$(virsh -q -c "$uri" domstate --reason "$D")
+    [ "$st" = "running (migrated)" ] ||
+        vp_fail "$D on $uri is '$st', not 'running (migrated)'"
     pin=$(virsh -q -c "$uri" vcpupin "$D" --vcpu 0 --live |
           awk 'NF { print $NF }')
     [ "$pin" = 1 ] || vp_fail "$D vcpu0 pin on $uri is '$pin', not 1"

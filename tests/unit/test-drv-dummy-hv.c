@@ -148,7 +148,10 @@ step(struct evlog *l, struct drv_hv *hv, const char *path, const char *text)
     return l->seq;
 }
 
-/* The uuid of listed domain 'name' into 'uuid', or false if unlisted. */
+static bool last_migrated_in;
+
+/* The uuid of listed domain 'name' into 'uuid', or false if unlisted;
+ * its migrated_in into last_migrated_in. */
 static bool
 listed(struct drv_hv *hv, const char *name, char *uuid)
 {
@@ -160,6 +163,7 @@ listed(struct drv_hv *hv, const char *name, char *uuid)
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(doms[i].name, name)) {
             snprintf(uuid, DRV_UUID_LEN, "%s", doms[i].uuid);
+            last_migrated_in = doms[i].migrated_in;
             found = true;
         }
     }
@@ -231,6 +235,7 @@ test_migration_script(void **state)
              guest[0], DRV_EV_STARTED, guest[0]);
     assert_string_equal(l.seq, want);
     assert_int_equal(job_of(hv, guest, 0), DRV_JOB_MIGR_IN);
+    assert_false(last_migrated_in);       /* Not arrived yet. */
     t0 = vcpu0_time(hv, guest);
     nanosleep(&ts, NULL);
     assert_int_equal(vcpu0_time(hv, guest), t0);
@@ -239,6 +244,10 @@ test_migration_script(void **state)
     assert_string_equal(step(&l, hv, path, "web 1 50\nguest 1 100\n"),
                         want);
     assert_int_equal(job_of(hv, guest, 0), DRV_JOB_NONE);
+    assert_true(listed(hv, "guest", guest));
+    assert_true(last_migrated_in);
+    assert_true(listed(hv, "web", want));
+    assert_false(last_migrated_in);
     nanosleep(&ts, NULL);
     assert_true(vcpu0_time(hv, guest) > t0);
 

@@ -112,6 +112,7 @@ test_list_and_stats(void **state)
     d = find_test_dom(doms, n);
     assert_non_null(d);
     assert_true(d->n_vcpus >= 1);
+    assert_false(d->migrated_in);          /* Booted here. */
     assert_int_equal(strlen(d->uuid), 36);
     assert_false(d->static_pinning);
     assert_int_equal(drv_hv_libvirt.vcpu_stats(c->hv, d->uuid, st, 8, &n),
@@ -324,6 +325,13 @@ test_job_mapping(void **state)
                      DRV_JOB_MIGR_IN);
     assert_int_equal(drv_libvirt_job(VIR_ERR_NO_SUPPORT, 0, -1), -1);
     assert_int_equal(drv_libvirt_job(VIR_ERR_NO_DOMAIN, 0, -1), -1);
+
+    assert_true(drv_libvirt_migrated_in(VIR_DOMAIN_RUNNING,
+                                        VIR_DOMAIN_RUNNING_MIGRATED));
+    assert_false(drv_libvirt_migrated_in(VIR_DOMAIN_RUNNING,
+                                         VIR_DOMAIN_RUNNING_BOOTED));
+    assert_false(drv_libvirt_migrated_in(VIR_DOMAIN_PAUSED,
+                                         VIR_DOMAIN_PAUSED_MIGRATION));
 
     /* The test driver has no job query: the caller learns it cannot
      * ask, and an unknown domain is gone. */
