@@ -142,9 +142,9 @@ migr_verdict(const struct migr *m, const char *uuid, enum drv_job job,
     case ST_ARRIVED:
         return MIGR_ARRIVED;
     case ST_GONE:
-        break;
+        return MIGR_GONE;
     }
-    return MIGR_GONE;
+    return MIGR_FROZEN;         /* Unreachable; the safe side. */
 }
 
 size_t
