@@ -20,6 +20,10 @@
 #     host"), which is how drv_libvirt's migr_job recognises it;
 #   - src raised migration-iteration, SUSPENDED_MIGRATED and
 #     STOPPED_MIGRATED; dst raised STARTED_MIGRATED and RESUMED_MIGRATED;
+#   - vpowerd's libvirt driver (migr-watch) reported, in order, on src:
+#     migration out begins, job "outgoing", gone, stopped; on dst:
+#     migration in begins, started, job "incoming", resumed, listed with
+#     migrated_in;
 #   - the guest runs on dst only, "running (migrated)" (drv_dom's
 #     migrated_in); its live vCPU pin made on src (as vpowerd's would
 #     be) and its vpower metadata arrived with it;
@@ -34,6 +38,7 @@ NS=http://vpower.org/xmlns/policy/1
 DST_DIR=$VP_TMPDIR/dst
 DST_URI="qemu+unix:///system?socket=$DST_DIR/sock/libvirt-sock"
 DST_PID=
+WATCH=$VPOWER_BUILDDIR/tests/integration/migr-watch
 WATCH_PIDS=()
 MIG_PID=
 
@@ -62,6 +67,7 @@ cleanup_061() {
 # vp_cleanup destroys the guests.
 trap 'rc=$?; set +e; cleanup_061; (exit $rc); vp_cleanup' EXIT
 
+[ -x "$WATCH" ] || vp_error "$WATCH not built (make check builds it)"
 command -v unshare >/dev/null || vp_skip "unshare not installed (util-linux)"
 unshare -m --propagation private true 2>/dev/null ||
     vp_skip "cannot create a mount namespace for the second libvirtd"
@@ -122,7 +128,7 @@ vp_log "src host uuid $src_uuid, dst host uuid $dst_uuid"
 # Without the agent channel: both QEMUs would bind its socket path.
 G=mig
 D=$(vp_dom $G)
-vp_guest_xml $G light 2 "" | sed '/<channel /,/<\/channel>/d' \
+vp_guest_xml $G light "${VP_MIGR_VCPUS:-1}" "" | sed '/<channel /,/<\/channel>/d' \
     > "$VP_TMPDIR/$G.xml"
 : > "$(vp_console_log $G)"
 VP_CREATED+=("$D")
@@ -140,8 +146,13 @@ vp_virsh metadata "$D" "$NS" --key vpower --live \
 # migrate FROM_URI TO_URI TAG: live migration with both event streams
 # and the job of both ends recorded under $VP_TMPDIR/TAG.*.
 migrate() {
-    local from=$1 to=$2 tag=$3 t0 jf jt
+    local from=$1 to=$2 tag=$3 t0 jf jt uuid
+    uuid=$(virsh -q -c "$from" domuuid "$D")
     WATCH_PIDS=()
+    "$WATCH" "$from" "$uuid" 300 > "$VP_TMPDIR/$tag.from-drv" 2>&1 &
+    WATCH_PIDS+=($!)
+    "$WATCH" "$to" "$uuid" 300 > "$VP_TMPDIR/$tag.to-drv" 2>&1 &
+    WATCH_PIDS+=($!)
     virsh -c "$from" event --domain "$D" --all --loop \
         > "$VP_TMPDIR/$tag.from-events" 2>&1 &
     WATCH_PIDS+=($!)
@@ -191,6 +202,30 @@ migrate() {
     check_events "$tag.from-events" 'migration-iteration' \
         'Suspended Migrated' 'Stopped Migrated'
     check_events "$tag.to-events" 'Started Migrated' 'Resumed Migrated'
+    vp_log "$tag: driver at the source:" \
+        "$(tr '\n' ';' < "$VP_TMPDIR/$tag.from-drv")"
+    vp_log "$tag: driver at the destination:" \
+        "$(tr '\n' ';' < "$VP_TMPDIR/$tag.to-drv")"
+    # The job is polled, so it may show before or after the events.
+    check_order "$tag.from-drv" 'job migr_out'
+    check_order "$tag.from-drv" 'migr out_begin' 'migr gone' 'ev stopped'
+    check_order "$tag.to-drv" 'job migr_in'
+    check_order "$tag.to-drv" 'migr in_begin' 'ev started' 'migr resumed' \
+        'listed migrated_in=1'
+}
+
+# check_order FILE LINE...: each LINE occurs in FILE, the first
+# occurrences in this order.
+check_order() {
+    local name=$1 f=$VP_TMPDIR/$1 l prev=0 at
+    shift
+    for l in "$@"; do
+        at=$(grep -n -m1 -x -F "$l" "$f" | cut -d: -f1)
+        [ -n "$at" ] || vp_fail "the driver never reported '$l' ($name)"
+        [ "$at" -gt "$prev" ] ||
+            vp_fail "the driver reported '$l' out of order ($name)"
+        prev=$at
+    done
 }
 
 # check_events FILE PATTERN...: each pattern occurs in FILE.

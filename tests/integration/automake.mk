@@ -53,6 +53,14 @@ TESTS += tests/integration/060-policy-metadata.sh
 dist_check_SCRIPTS += tests/integration/061-migration.sh
 TESTS += tests/integration/061-migration.sh
 
+# migr-watch: the libvirt driver's view of one domain through a
+# migration, on each end (061).
+check_PROGRAMS += tests/integration/migr-watch
+tests_integration_migr_watch_SOURCES = tests/integration/migr-watch.c
+tests_integration_migr_watch_LDADD = manager/libvpowervirt.a \
+	manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) -lm
+
 # gch-testhost: the real manager/guestchan.c on the real event loop with
 # a stub in place of the daemon, the host end of 030.
 check_PROGRAMS += tests/integration/gch-testhost
