@@ -126,6 +126,9 @@ vp_log "src host uuid $src_uuid, dst host uuid $dst_uuid"
 # ---------------------------------------------------------------- guest
 
 # Without the agent channel: both QEMUs would bind its socket path.
+# One vCPU: a 2-vCPU TCG guest (QEMU 7.2) panicked right after arriving
+# in 2 of 8 migrations here ("Fatal exception in interrupt"), 1 vCPU in
+# none of 5.
 G=mig
 D=$(vp_dom $G)
 vp_guest_xml $G light "${VP_MIGR_VCPUS:-1}" "" | sed '/<channel /,/<\/channel>/d' \
@@ -206,12 +209,12 @@ migrate() {
         "$(tr '\n' ';' < "$VP_TMPDIR/$tag.from-drv")"
     vp_log "$tag: driver at the destination:" \
         "$(tr '\n' ';' < "$VP_TMPDIR/$tag.to-drv")"
-    # The job is polled, so it may show before or after the events.
+    # Job and listing are polled: they may show before or after events.
     check_order "$tag.from-drv" 'job migr_out'
     check_order "$tag.from-drv" 'migr out_begin' 'migr gone' 'ev stopped'
     check_order "$tag.to-drv" 'job migr_in'
-    check_order "$tag.to-drv" 'migr in_begin' 'ev started' 'migr resumed' \
-        'listed migrated_in=1'
+    check_order "$tag.to-drv" 'listed migrated_in=1'
+    check_order "$tag.to-drv" 'migr in_begin' 'ev started' 'migr resumed'
 }
 
 # check_order FILE LINE...: each LINE occurs in FILE, the first
