@@ -28,6 +28,7 @@
 #     migrated_in); its live vCPU pin made on src (as vpowerd's would
 #     be) and its vpower metadata arrived with it;
 #   - it migrates back the same way.
+# $VP_MIGR_VCPUS sets the guest's vCPUs (default 1).
 # vpowerd is not run here yet.  Skips (77) with the reason where a second
 # libvirtd cannot run (no mount namespaces, no unshare, it fails to
 # start).
@@ -131,8 +132,8 @@ vp_log "src host uuid $src_uuid, dst host uuid $dst_uuid"
 # none of 5.
 G=mig
 D=$(vp_dom $G)
-vp_guest_xml $G light "${VP_MIGR_VCPUS:-1}" "" | sed '/<channel /,/<\/channel>/d' \
-    > "$VP_TMPDIR/$G.xml"
+vp_guest_xml $G light "${VP_MIGR_VCPUS:-1}" "" |
+    sed '/<channel /,/<\/channel>/d' > "$VP_TMPDIR/$G.xml"
 : > "$(vp_console_log $G)"
 VP_CREATED+=("$D")
 vp_virsh create "$VP_TMPDIR/$G.xml" >/dev/null ||
