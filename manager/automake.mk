@@ -15,7 +15,7 @@ manager_libvpowermgr_a_SOURCES = \
 # libxml2.  A program linking it also needs $(LIBVPOWERVIRT_LIBS).
 noinst_LIBRARIES += manager/libvpowervirt.a
 manager_libvpowervirt_a_SOURCES = \
-	manager/drv_libvirt.c \
+	manager/drv_libvirt.c manager/drv_libvirt.h \
 	manager/virtloop.c manager/virtloop.h \
 	manager/domxml.c manager/domxml.h
 manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
@@ -48,3 +48,4 @@ include manager/meter.mk
 include manager/hk.mk
 include manager/smt.mk
 include manager/calib.mk
+include manager/migr.mk

@@ -38,6 +38,12 @@ struct drv_dom {
     struct cpuset static_cpus;     /* Union of those pins. */
     char agent_path[DRV_PATH_LEN]; /* Host end of the virtio-serial channel
                                     * org.vpower.agent.0, "" if none. */
+    bool migrated_in;              /* Runs here since a migration brought
+                                    * it (libvirt: RUNNING_MIGRATED).  Its
+                                    * live pins, and for a transient domain
+                                    * the static pins read from its live
+                                    * definition, may be another host's
+                                    * vpowerd's. */
 };
 
 struct drv_vcpu_stat {
@@ -59,6 +65,44 @@ enum drv_event {
     DRV_EV_DISCONNECTED,           /* Lost the hypervisor connection. */
 };
 typedef void drv_event_cb(void *aux, enum drv_event, const char *uuid);
+
+/* Live migration, as the hypervisor tells it on either host.  A domain
+ * that migrates still raises the plain events above (DRV_EV_STARTED when
+ * it appears here, DRV_EV_STOPPED when it leaves); a driver that knows
+ * migrations calls the migration callback first, with one of these:
+ *
+ *   DRV_MIGR_OUT_BEGIN  a migration of this running domain to another
+ *                       host is under way (memory copy or the final
+ *                       pause); it may still fail and stay here.
+ *   DRV_MIGR_IN_BEGIN   the domain was started here, paused, to receive
+ *                       an incoming migration; it is not yet ours.
+ *   DRV_MIGR_GONE       it stopped here because it now runs on another
+ *                       host (libvirt: STOPPED_MIGRATED).
+ *   DRV_MIGR_RESUMED    it runs again after a migration: on the
+ *                       destination the migration finished and the
+ *                       domain arrived; on the source the migration was
+ *                       cancelled or failed after the final pause and the
+ *                       domain stays (libvirt: RESUMED_MIGRATED on both).
+ *
+ * Events can be missed (vpowerd started in the middle, a reconnect), and
+ * a migration that fails before its final pause raises no event on the
+ * source: the job query (drv_hv_ops.migr_job) is the authority for "a
+ * migration runs now". */
+enum drv_migr {
+    DRV_MIGR_OUT_BEGIN,
+    DRV_MIGR_IN_BEGIN,
+    DRV_MIGR_GONE,
+    DRV_MIGR_RESUMED,
+};
+typedef void drv_migr_cb(void *aux, enum drv_migr, const char *uuid);
+
+/* The job running on a domain now. */
+enum drv_job {
+    DRV_JOB_NONE,                  /* No job. */
+    DRV_JOB_MIGR_OUT,              /* Outgoing migration. */
+    DRV_JOB_MIGR_IN,               /* Incoming migration. */
+    DRV_JOB_OTHER,                 /* Save, dump, snapshot, backup... */
+};
 
 struct drv_hv;                     /* Driver instance, opaque. */
 
@@ -94,6 +138,15 @@ struct drv_hv_ops {
     /* Sets (xml != NULL) or removes it, live and persistent where the
      * domain is persistent. */
     int (*set_metadata)(struct drv_hv *, const char *uuid, const char *xml);
+    /* Optional (NULL: the driver knows no migrations).  Sets the
+     * callback for enum drv_migr events of this instance (NULL cb: none);
+     * it runs from the same loop as the event callback, before the plain
+     * event of the same change. */
+    void (*set_migr_cb)(struct drv_hv *, drv_migr_cb *cb, void *aux);
+    /* Optional.  The job running on domain 'uuid' now into '*job'.
+     * Returns 0, -ENOENT if the domain is gone, -ENOTCONN while
+     * disconnected or -EIO. */
+    int (*migr_job)(struct drv_hv *, const char *uuid, enum drv_job *job);
 };
 
 #define VPOWER_XML_NS "http://vpower.org/xmlns/policy/1"

@@ -6,6 +6,7 @@
  *
  *     # name  vcpus  busy%-of-vcpu0 [busy%-of-vcpu1 ...] [static=CPULIST]
  *     #       [kind=performance|balanced|powersave] [agent=SOCKET]
+ *     #       [migr=out|gone|in]
  *     web     2      80 10
  *     batch   1      5 static=1
  *     db      1      90 kind=performance
@@ -25,6 +26,21 @@
  * DRV_EV_STARTED calls.  A file that does not parse is reported and the
  * last good one stays in force, as a hypervisor keeps its domains when
  * one request is bad.
+ * migr= scripts a live migration, raising what libvirt raises
+ * (drv.h, enum drv_migr; the migration event first, then the plain one)
+ * and answering migr_job() accordingly:
+ *   migr=out   the domain migrates away: still listed and running, job
+ *              DRV_JOB_MIGR_OUT; entering it raises DRV_MIGR_OUT_BEGIN.
+ *   migr=gone  it has left: no longer listed; raises DRV_MIGR_GONE, then
+ *              DRV_EV_STOPPED.
+ *   migr=in    it is being received: listed, paused (its CPU time stands
+ *              still), job DRV_JOB_MIGR_IN; appearing so raises
+ *              DRV_MIGR_IN_BEGIN, then DRV_EV_STARTED.
+ * Dropping migr=in (the line stays) is the arrival: DRV_MIGR_RESUMED,
+ * then DRV_EV_STARTED, and drv_dom.migrated_in stays true while the
+ * line does.  Dropping migr=out is a migration that failed
+ * before its final pause: no event, as with libvirt.  Removing the line
+ * is a plain stop.
  * Pins start as "all host CPUs" and are kept in memory; every change is
  * logged and, if $VPOWER_DUMMY_STATE names a file, the whole pin table is
  * rewritten there ("name vcpuN CPULIST" and "name emulator CPULIST"
@@ -49,6 +65,14 @@
 #define DUMMY_MAX_VCPUS 64
 #define DUMMY_POLL_NS 500000000ull   /* Look at the file twice a second. */
 
+/* A scripted migration state (migr= in the file). */
+enum dummy_mig {
+    MIG_NONE,
+    MIG_OUT,                    /* Migrating away, still here. */
+    MIG_GONE,                   /* Migrated away. */
+    MIG_IN,                     /* Being received, paused. */
+};
+
 struct dummy_dom {
     struct drv_dom dom;
     uint32_t busy_pct[DUMMY_MAX_VCPUS];
@@ -58,7 +82,9 @@ struct dummy_dom {
     struct cpuset emu;
     char metadata[1024];
     bool seen;                  /* Still in the file at the last read. */
-    bool reported;              /* Seen as of the last event raised. */
+    bool reported;              /* Visible as of the last event raised. */
+    enum dummy_mig mig, reported_mig;
+    enum dummy_mig prev_mig;    /* As of the read before this one. */
 };
 
 struct drv_hv {
@@ -74,6 +100,8 @@ struct drv_hv {
     struct sched *sched;        /* NULL: no events (unit tests). */
     drv_event_cb *cb;
     void *aux;
+    drv_migr_cb *migr_cb;       /* NULL: nobody asked. */
+    void *migr_aux;
     uint64_t poll_timer, event_timer;
 };
 
@@ -86,6 +114,20 @@ name_hash(const char *s)
         h = (h ^ (uint8_t) *s) * 16777619u;
     }
     return h;
+}
+
+/* Listed and usable: in the file and not migrated away. */
+static bool
+visible(const struct dummy_dom *d)
+{
+    return d->seen && d->mig != MIG_GONE;
+}
+
+/* Its vCPUs run: a domain being received is paused until it arrives. */
+static bool
+running(const struct dummy_dom *d)
+{
+    return visible(d) && d->mig != MIG_IN;
 }
 
 static struct dummy_dom *
@@ -103,7 +145,7 @@ static struct dummy_dom *
 find_uuid(struct drv_hv *hv, const char *uuid)
 {
     for (size_t i = 0; i < hv->n_doms; i++) {
-        if (hv->doms[i].seen && !strcmp(hv->doms[i].dom.uuid, uuid)) {
+        if (visible(&hv->doms[i]) && !strcmp(hv->doms[i].dom.uuid, uuid)) {
             return &hv->doms[i];
         }
     }
@@ -125,6 +167,7 @@ parse_line(struct drv_hv *hv, char *line, bool apply, char *err,
     bool has_static = false;
     char kind[32] = "";
     char agent[DRV_PATH_LEN] = "";
+    enum dummy_mig mig = MIG_NONE;
     char *end;
 
     line[strcspn(line, "#\n")] = '\0';
@@ -160,6 +203,23 @@ parse_line(struct drv_hv *hv, char *line, bool apply, char *err,
                 return -EINVAL;
             }
             snprintf(agent, sizeof agent, "%s", tok + 6);
+            continue;
+        }
+        if (!strncmp(tok, "migr=", 5)) {
+            static const char *const names[] = { "out", "gone", "in" };
+            static const enum dummy_mig states[] = { MIG_OUT, MIG_GONE,
+                                                     MIG_IN };
+            size_t i = 0;
+
+            while (i < ARRAY_SIZE(names) && strcmp(tok + 5, names[i])) {
+                i++;
+            }
+            if (i == ARRAY_SIZE(names)) {
+                snprintf(err, errlen, "'%s': bad migration state '%s' "
+                         "(out, gone or in)", name, tok + 5);
+                return -EINVAL;
+            }
+            mig = states[i];
             continue;
         }
         if (!strncmp(tok, "static=", 7)) {
@@ -216,6 +276,10 @@ parse_line(struct drv_hv *hv, char *line, bool apply, char *err,
                  "<vpower:policy xmlns:vpower=\"" VPOWER_XML_NS "\" "
                  "kind=\"%s\"/>", kind);
     }
+    /* Arrived: runs here since a migration brought it. */
+    d->dom.migrated_in = mig == MIG_NONE
+                         && (d->dom.migrated_in || d->prev_mig == MIG_IN);
+    d->mig = mig;
     d->seen = true;
     return 0;
 }
@@ -256,7 +320,12 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
 
         if (pass) {
             for (size_t i = 0; i < hv->n_doms; i++) {
-                hv->doms[i].seen = false;
+                struct dummy_dom *d = &hv->doms[i];
+
+                d->prev_mig = d->seen ? d->mig : MIG_NONE;
+                d->dom.migrated_in &= d->seen;
+                d->seen = false;
+                d->mig = MIG_NONE;
             }
         }
         while (*at) {
@@ -281,7 +350,8 @@ load_file(struct drv_hv *hv, char *err, size_t errlen)
     }
     free(text);
     for (size_t i = 0; i < hv->n_doms; i++) {
-        changed |= hv->doms[i].seen != hv->doms[i].reported;
+        changed |= visible(&hv->doms[i]) != hv->doms[i].reported
+                   || hv->doms[i].mig != hv->doms[i].reported_mig;
     }
     if (changed && hv->sched && hv->cb && !hv->event_timer) {
         hv->event_timer = sched_add_timer(hv->sched, 0, raise_events, hv);
@@ -304,9 +374,31 @@ maybe_reload(struct drv_hv *hv)
     }
 }
 
-/* Timer: tells the daemon which domains appeared or vanished since the
- * last call.  The uuid is copied out first: the callback may call list(),
- * which may re-read the file and move hv->doms. */
+/* The migration event for a change of scripted state, -1 for none. */
+static int
+migr_event(const struct dummy_dom *d)
+{
+    if (d->mig == d->reported_mig || !d->seen) {
+        return -1;
+    }
+    switch (d->mig) {
+    case MIG_OUT:
+        return DRV_MIGR_OUT_BEGIN;
+    case MIG_GONE:
+        /* Only a domain the daemon was told about can leave. */
+        return d->reported ? DRV_MIGR_GONE : -1;
+    case MIG_IN:
+        return DRV_MIGR_IN_BEGIN;
+    case MIG_NONE:
+        break;
+    }
+    return d->reported_mig == MIG_IN ? DRV_MIGR_RESUMED : -1;
+}
+
+/* Timer: tells the daemon which domains appeared, vanished or migrated
+ * since the last call.  Everything is taken from the domain before the
+ * first callback: a callback may call list(), which may re-read the file
+ * and move hv->doms. */
 static void
 raise_events(void *hv_)
 {
@@ -316,16 +408,28 @@ raise_events(void *hv_)
     for (size_t i = 0; i < hv->n_doms; i++) {
         struct dummy_dom *d = &hv->doms[i];
         char uuid[sizeof d->dom.uuid];
-        bool up = d->seen;
+        bool up = visible(d);
+        int migr = migr_event(d), ev = -1;
 
-        if (up == d->reported) {
-            continue;
+        if (up != d->reported) {
+            ev = up ? DRV_EV_STARTED : DRV_EV_STOPPED;
+            LOG_INFO("domain %s %s", d->dom.name,
+                     up ? "appeared" : "vanished");
+        } else if (migr == DRV_MIGR_RESUMED) {
+            ev = DRV_EV_STARTED;        /* As libvirt's RESUMED. */
+        }
+        if (migr >= 0) {
+            LOG_INFO("domain %s: migration event %d", d->dom.name, migr);
         }
         d->reported = up;
+        d->reported_mig = d->mig;
         snprintf(uuid, sizeof uuid, "%s", d->dom.uuid);
-        LOG_INFO("domain %s %s", d->dom.name,
-                 up ? "appeared" : "vanished");
-        hv->cb(hv->aux, up ? DRV_EV_STARTED : DRV_EV_STOPPED, uuid);
+        if (migr >= 0 && hv->migr_cb) {
+            hv->migr_cb(hv->migr_aux, (enum drv_migr) migr, uuid);
+        }
+        if (ev >= 0) {
+            hv->cb(hv->aux, (enum drv_event) ev, uuid);
+        }
     }
 }
 
@@ -357,7 +461,7 @@ write_state(struct drv_hv *hv)
     for (size_t i = 0; i < hv->n_doms; i++) {
         struct dummy_dom *d = &hv->doms[i];
 
-        if (!d->seen) {
+        if (!visible(d)) {
             continue;
         }
         for (unsigned v = 0; v < d->dom.n_vcpus; v++) {
@@ -384,7 +488,7 @@ advance(struct drv_hv *hv)
     for (size_t i = 0; i < hv->n_doms; i++) {
         struct dummy_dom *d = &hv->doms[i];
 
-        for (unsigned v = 0; d->seen && v < d->dom.n_vcpus; v++) {
+        for (unsigned v = 0; running(d) && v < d->dom.n_vcpus; v++) {
             unsigned n = cpuset_count(&d->pin[v]);
 
             /* Spread a vCPU's busy over its allowed CPUs for the
@@ -399,7 +503,7 @@ advance(struct drv_hv *hv)
     for (size_t i = 0; i < hv->n_doms; i++) {
         struct dummy_dom *d = &hv->doms[i];
 
-        for (unsigned v = 0; d->seen && v < d->dom.n_vcpus; v++) {
+        for (unsigned v = 0; running(d) && v < d->dom.n_vcpus; v++) {
             uint32_t over = 0, n = 0;
 
             d->time_ns[v] += dt * d->busy_pct[v] / 100;
@@ -447,7 +551,8 @@ dummy_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
     /* What open() found is what the daemon lists at startup: no events
      * for it. */
     for (size_t i = 0; i < hv->n_doms; i++) {
-        hv->doms[i].reported = hv->doms[i].seen;
+        hv->doms[i].reported = visible(&hv->doms[i]);
+        hv->doms[i].reported_mig = hv->doms[i].mig;
     }
     if (s && cb) {
         hv->sched = s;
@@ -480,7 +585,7 @@ dummy_list(struct drv_hv *hv, struct drv_dom **doms, size_t *n)
     maybe_reload(hv);
     *doms = XNEWARRAY(struct drv_dom, hv->n_doms ? hv->n_doms : 1);
     for (size_t i = 0; i < hv->n_doms; i++) {
-        if (hv->doms[i].seen) {
+        if (visible(&hv->doms[i])) {
             (*doms)[k++] = hv->doms[i].dom;
         }
     }
@@ -612,6 +717,29 @@ dummy_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
     return 0;
 }
 
+static void
+dummy_set_migr_cb(struct drv_hv *hv, drv_migr_cb *cb, void *aux)
+{
+    hv->migr_cb = cb;
+    hv->migr_aux = aux;
+}
+
+static int
+dummy_migr_job(struct drv_hv *hv, const char *uuid, enum drv_job *job)
+{
+    struct dummy_dom *d;
+
+    maybe_reload(hv);
+    d = find_uuid(hv, uuid);
+    *job = DRV_JOB_NONE;
+    if (!d) {
+        return -ENOENT;
+    }
+    *job = d->mig == MIG_OUT ? DRV_JOB_MIGR_OUT
+           : d->mig == MIG_IN ? DRV_JOB_MIGR_IN : DRV_JOB_NONE;
+    return 0;
+}
+
 const struct drv_hv_ops drv_hv_dummy = {
     .name = "dummy",
     .open = dummy_open,
@@ -624,4 +752,6 @@ const struct drv_hv_ops drv_hv_dummy = {
     .get_emulator_pin = dummy_get_emulator_pin,
     .get_metadata = dummy_get_metadata,
     .set_metadata = dummy_set_metadata,
+    .set_migr_cb = dummy_set_migr_cb,
+    .migr_job = dummy_migr_job,
 };

@@ -12,6 +12,13 @@
  * doubling to 30 s), then reports DRV_EV_CHANGED with a NULL uuid which
  * means "anything may have changed: list the domains again".
  *
+ * Live migration: lifecycle events with a MIGRATED detail and the
+ * memory-iteration events are also reported to an optional migration
+ * callback (drv.h, enum drv_migr; the mapping is in
+ * manager/drv_libvirt.h), and migr_job() reads the domain's running job
+ * (virDomainGetJobStats: type and operation).  libvirt's live pins travel
+ * with a migrating domain: it arrives pinned as the source left it.
+ *
  * Pins are live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition
  * stays the administrator's.  Errors are -errno: -ENOENT when the domain
  * is gone (the caller drops it quietly), -EIO for other libvirt errors
@@ -44,6 +51,7 @@
 
 #include "manager/domxml.h"
 #include "manager/drv.h"
+#include "manager/drv_libvirt.h"
 #include "manager/haltstats.h"
 #include "manager/log.h"
 #include "manager/virtloop.h"
@@ -77,7 +85,9 @@ struct drv_hv {
     virConnectPtr conn;
     drv_event_cb *cb;
     void *aux;
-    int cb_ids[4];              /* One per entry of events[]. */
+    drv_migr_cb *migr_cb;       /* NULL: nobody asked. */
+    void *migr_aux;
+    int cb_ids[6];              /* One per entry of events[]. */
     size_t n_cb_ids;
     int n_host_cpus;
     unsigned backoff_ms;
@@ -256,34 +266,90 @@ forget(struct drv_hv *hv, virDomainPtr dom)
     }
 }
 
+struct drv_lv_event
+drv_libvirt_lifecycle(int event, int detail)
+{
+    struct drv_lv_event r = { -1, -1 };
+
+    switch (event) {
+    case VIR_DOMAIN_EVENT_STARTED:
+        r.ev = DRV_EV_STARTED;
+        if (detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED) {
+            r.migr = DRV_MIGR_IN_BEGIN;
+        }
+        break;
+    case VIR_DOMAIN_EVENT_RESUMED:
+        r.ev = DRV_EV_STARTED;
+        if (detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED) {
+            r.migr = DRV_MIGR_RESUMED;
+        }
+        break;
+    case VIR_DOMAIN_EVENT_SUSPENDED:
+        /* The source pauses for the last copy (pre-copy) or for the
+         * switch to post-copy; other pauses change nothing for us. */
+        if (detail == VIR_DOMAIN_EVENT_SUSPENDED_MIGRATED
+            || detail == VIR_DOMAIN_EVENT_SUSPENDED_POSTCOPY) {
+            r.migr = DRV_MIGR_OUT_BEGIN;
+        }
+        break;
+    case VIR_DOMAIN_EVENT_STOPPED:
+        r.ev = DRV_EV_STOPPED;
+        if (detail == VIR_DOMAIN_EVENT_STOPPED_MIGRATED) {
+            r.migr = DRV_MIGR_GONE;
+        }
+        break;
+    case VIR_DOMAIN_EVENT_CRASHED:
+        r.ev = DRV_EV_STOPPED;
+        break;
+    case VIR_DOMAIN_EVENT_DEFINED:
+    case VIR_DOMAIN_EVENT_UNDEFINED:
+        r.ev = DRV_EV_CHANGED;
+        break;
+    default:
+        break;
+    }
+    return r;
+}
+
+static void
+report_migr(struct drv_hv *hv, enum drv_migr ev, virDomainPtr dom)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN];
+
+    if (hv->migr_cb && dom && virDomainGetUUIDString(dom, uuid) == 0) {
+        hv->migr_cb(hv->migr_aux, ev, uuid);
+    }
+}
+
 static int
 lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event, int detail,
              void *opaque)
 {
     struct drv_hv *hv = opaque;
+    struct drv_lv_event m = drv_libvirt_lifecycle(event, detail);
 
     forget(hv, dom);
-    switch (event) {
-    case VIR_DOMAIN_EVENT_STARTED:
-    case VIR_DOMAIN_EVENT_RESUMED:
-        report(hv, DRV_EV_STARTED, dom);
-        break;
-    case VIR_DOMAIN_EVENT_STOPPED:
-    case VIR_DOMAIN_EVENT_CRASHED:
-        report(hv, DRV_EV_STOPPED, dom);
-        break;
-    case VIR_DOMAIN_EVENT_DEFINED:
-    case VIR_DOMAIN_EVENT_UNDEFINED:
-        /* Only running domains matter; a redefinition of a running one
-         * may change its vCPUs or static pins. */
-        if (virDomainIsActive(dom) == 1) {
-            report(hv, DRV_EV_CHANGED, dom);
-        }
-        break;
-    default:
-        break;
+    if (m.migr >= 0) {
+        report_migr(hv, (enum drv_migr) m.migr, dom);
+    }
+    /* Only running domains matter; a redefinition of a running one may
+     * change its vCPUs or static pins. */
+    if (m.ev == DRV_EV_CHANGED && virDomainIsActive(dom) != 1) {
+        return 0;
+    }
+    if (m.ev >= 0) {
+        report(hv, (enum drv_event) m.ev, dom);
     }
     return 0;
+}
+
+/* Each pass over the memory of a domain migrating away; the first one
+ * is the earliest sign of an outgoing migration on the source. */
+static void
+iteration_cb(virConnectPtr conn, virDomainPtr dom, int iteration,
+             void *opaque)
+{
+    report_migr(opaque, DRV_MIGR_OUT_BEGIN, dom);
 }
 
 static void
@@ -394,6 +460,8 @@ static const struct {
     { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
       VIR_DOMAIN_EVENT_CALLBACK(device_cb) },
     { VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(tunable_cb) },
+    { VIR_DOMAIN_EVENT_ID_MIGRATION_ITERATION,
+      VIR_DOMAIN_EVENT_CALLBACK(iteration_cb) },
 };
 _Static_assert(ARRAY_SIZE(events)
                <= ARRAY_SIZE(((struct drv_hv *) NULL)->cb_ids),
@@ -541,7 +609,7 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
      * every pin counts as static, the safe side. */
     int n_host = virNodeGetCPUMap(hv->conn, NULL, NULL, 0);
     char *xml, err[256];
-    int n;
+    int n, state, reason;
 
     memset(d, 0, sizeof *d);
     if (virDomainGetUUIDString(dom, d->uuid) < 0) {
@@ -550,6 +618,9 @@ fill_dom(struct drv_hv *hv, virDomainPtr dom, struct drv_dom *d)
     snprintf(d->name, sizeof d->name, "%s", virDomainGetName(dom));
     d->id = (int) virDomainGetID(dom);
     d->persistent = virDomainIsPersistent(dom) == 1;
+    if (virDomainGetState(dom, &state, &reason, 0) == 0) {
+        d->migrated_in = drv_libvirt_migrated_in(state, reason);
+    }
     n = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
     if (n < 0) {
         return vir_errno();
@@ -1004,6 +1075,81 @@ lv_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
     return r;
 }
 
+static void
+lv_set_migr_cb(struct drv_hv *hv, drv_migr_cb *cb, void *aux)
+{
+    hv->migr_cb = cb;
+    hv->migr_aux = aux;
+}
+
+bool
+drv_libvirt_migrated_in(int state, int reason)
+{
+    return state == VIR_DOMAIN_RUNNING
+           && reason == VIR_DOMAIN_RUNNING_MIGRATED;
+}
+
+int
+drv_libvirt_job(int err, int type, int operation)
+{
+    if (err == VIR_ERR_OPERATION_UNSUPPORTED) {
+        /* QEMU driver on the destination of a migration: "migration
+         * statistics are available only on the source host". */
+        return DRV_JOB_MIGR_IN;
+    }
+    if (err != VIR_ERR_OK) {
+        return -1;
+    }
+    if (type == VIR_DOMAIN_JOB_NONE || type == VIR_DOMAIN_JOB_COMPLETED) {
+        return DRV_JOB_NONE;
+    }
+    if (operation == VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT) {
+        return DRV_JOB_MIGR_OUT;
+    }
+    if (operation == VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN) {
+        return DRV_JOB_MIGR_IN;
+    }
+    return DRV_JOB_OTHER;
+}
+
+static int
+lv_migr_job(struct drv_hv *hv, const char *uuid, enum drv_job *job)
+{
+    virDomainPtr dom;
+    virTypedParameterPtr params = NULL;
+    int type = VIR_DOMAIN_JOB_NONE, nparams = 0, op = -1;
+    int r = lookup(hv, uuid, &dom);
+
+    *job = DRV_JOB_NONE;
+    if (r < 0) {
+        return r;
+    }
+    if (virDomainGetJobStats(dom, &type, &params, &nparams, 0) < 0) {
+        virErrorPtr e = virGetLastError();
+        int j = drv_libvirt_job(e ? e->code : VIR_ERR_INTERNAL_ERROR, 0, -1);
+
+        if (j >= 0) {
+            *job = (enum drv_job) j;
+        } else {
+            r = vir_errno();
+            if (r != -ENOENT && r != -ENOTSUP) {
+                log_vir_error("reading the job of", uuid);
+            }
+        }
+    } else {
+        /* Without "operation" (libvirt before 3.3) the job counts as not
+         * a migration: the lifecycle events still say it is one. */
+        if (virTypedParamsGetInt(params, nparams, VIR_DOMAIN_JOB_OPERATION,
+                                 &op) != 1) {
+            op = -1;
+        }
+        *job = (enum drv_job) drv_libvirt_job(VIR_ERR_OK, type, op);
+        virTypedParamsFree(params, nparams);
+    }
+    virDomainFree(dom);
+    return r;
+}
+
 const struct drv_hv_ops drv_hv_libvirt = {
     .name = "libvirt",
     .open = lv_open,
@@ -1016,4 +1162,6 @@ const struct drv_hv_ops drv_hv_libvirt = {
     .get_emulator_pin = lv_get_emulator_pin,
     .get_metadata = lv_get_metadata,
     .set_metadata = lv_set_metadata,
+    .set_migr_cb = lv_set_migr_cb,
+    .migr_job = lv_migr_job,
 };

@@ -161,8 +161,10 @@ int jnl_note_online_write(struct jnl *, unsigned cpu, bool was_online,
 bool jnl_has_sysfs(const struct jnl *, const char *relpath,
                    const char **value);
 
-/* Drops every pin entry of domain 'uuid' (it stopped: its pins are gone
- * with its threads) and rewrites the file if anything changed. */
+/* Drops every pin entry of domain 'uuid' without restoring it (it
+ * stopped or migrated away: its pins are gone with its threads here) and
+ * rewrites the file if anything changed.  Host entries stay; a later
+ * record for the same domain starts afresh. */
 int jnl_forget_domain(struct jnl *, const char *uuid);
 
 /* Calls 'cb' for each entry of 'kind' (JNL_N_KINDS = all kinds) in

@@ -55,6 +55,18 @@ TESTS += tests/integration/032-hint-bench-pty.sh
 EXTRA_DIST += tests/integration/pty-relay.py
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
+# 061: a real live migration between the system libvirtd and a second
+# one in a private mount namespace (own sockets, own host_uuid).
+dist_check_SCRIPTS += tests/integration/061-migration.sh
+TESTS += tests/integration/061-migration.sh
+
+# migr-watch: the libvirt driver's view of one domain through a
+# migration, on each end (061).
+check_PROGRAMS += tests/integration/migr-watch
+tests_integration_migr_watch_SOURCES = tests/integration/migr-watch.c
+tests_integration_migr_watch_LDADD = manager/libvpowervirt.a \
+	manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) -lm
 
 # gch-testhost: the real manager/guestchan.c on the real event loop with
 # a stub in place of the daemon, the host end of 030.

@@ -10,3 +10,4 @@ include tests/unit/meter.mk
 include tests/unit/hk.mk
 include tests/unit/smt.mk
 include tests/unit/calib.mk
+include tests/unit/migr.mk

@@ -2,8 +2,10 @@
  * in-process test driver (test:///default), with the event adapters on
  * manager/sched: listing, pin round trips, metadata (whose look-alike
  * elements are not the domain's), a lifecycle event that must arrive
- * through our own loop (no libvirt thread), and how many libvirt calls
- * pins cost. */
+ * through our own loop (no libvirt thread), how many libvirt calls pins
+ * cost, and what libvirt's migration events and job answers are mapped
+ * to (the test driver cannot migrate: the mapping functions are checked
+ * directly). */
 
 #include <config.h>
 
@@ -18,8 +20,10 @@
 
 #include <cmocka.h>
 #include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 
 #include "manager/drv.h"
+#include "manager/drv_libvirt.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 
@@ -127,7 +131,7 @@ __wrap_virDomainGetEmulatorPinInfo(virDomainPtr d, unsigned char *m, int l,
 struct ctx {
     struct sched *s;
     struct drv_hv *hv;
-    int n_started, n_stopped, n_changed;
+    int n_started, n_stopped, n_changed, n_migr;
     char last_uuid[DRV_UUID_LEN];
 };
 
@@ -149,6 +153,14 @@ ev_cb(void *aux, enum drv_event ev, const char *uuid)
     }
 }
 
+static void
+migr_cb(void *aux, enum drv_migr ev, const char *uuid)
+{
+    struct ctx *c = aux;
+
+    c->n_migr++;
+}
+
 static int
 setup(void **state)
 {
@@ -162,6 +174,7 @@ setup(void **state)
         fprintf(stderr, "open: %s\n", err);
         return -1;
     }
+    drv_hv_libvirt.set_migr_cb(c->hv, migr_cb, c);
     *state = c;
     return 0;
 }
@@ -201,6 +214,7 @@ test_list_and_stats(void **state)
     d = find_test_dom(doms, n);
     assert_non_null(d);
     assert_true(d->n_vcpus >= 1);
+    assert_false(d->migrated_in);          /* Booted here. */
     assert_int_equal(strlen(d->uuid), 36);
     assert_false(d->static_pinning);
     assert_int_equal(drv_hv_libvirt.vcpu_stats(c->hv, d->uuid, st, 8, &n),
@@ -325,6 +339,8 @@ test_lifecycle_event(void **state)
     rc = sched_run(c->s);
     assert_int_equal(rc, 0);
     assert_int_equal(c->n_stopped, 1);
+    /* A plain destroy is no migration. */
+    assert_int_equal(c->n_migr, 0);
     c->n_started = 0;
     assert_int_equal(virDomainCreate(dom), 0);
     virDomainFree(dom);
@@ -429,6 +445,106 @@ test_pin_calls(void **state)
     assert_int_equal(map & 0x3, 0x2);
     virDomainFree(dom);
     virConnectClose(other);
+/* Every migration signal on both ends, and that other details of the
+ * same event types are not taken for migrations. */
+static void
+test_lifecycle_mapping(void **state)
+{
+    static const struct {
+        int event, detail, ev, migr;
+    } cases[] = {
+        { VIR_DOMAIN_EVENT_STARTED, VIR_DOMAIN_EVENT_STARTED_MIGRATED,
+          DRV_EV_STARTED, DRV_MIGR_IN_BEGIN },
+        { VIR_DOMAIN_EVENT_STARTED, VIR_DOMAIN_EVENT_STARTED_BOOTED,
+          DRV_EV_STARTED, -1 },
+        { VIR_DOMAIN_EVENT_STARTED, VIR_DOMAIN_EVENT_STARTED_RESTORED,
+          DRV_EV_STARTED, -1 },
+        { VIR_DOMAIN_EVENT_RESUMED, VIR_DOMAIN_EVENT_RESUMED_MIGRATED,
+          DRV_EV_STARTED, DRV_MIGR_RESUMED },
+        { VIR_DOMAIN_EVENT_RESUMED, VIR_DOMAIN_EVENT_RESUMED_UNPAUSED,
+          DRV_EV_STARTED, -1 },
+        { VIR_DOMAIN_EVENT_RESUMED, VIR_DOMAIN_EVENT_RESUMED_POSTCOPY,
+          DRV_EV_STARTED, -1 },
+        { VIR_DOMAIN_EVENT_SUSPENDED, VIR_DOMAIN_EVENT_SUSPENDED_MIGRATED,
+          -1, DRV_MIGR_OUT_BEGIN },
+        { VIR_DOMAIN_EVENT_SUSPENDED, VIR_DOMAIN_EVENT_SUSPENDED_POSTCOPY,
+          -1, DRV_MIGR_OUT_BEGIN },
+        { VIR_DOMAIN_EVENT_SUSPENDED, VIR_DOMAIN_EVENT_SUSPENDED_PAUSED,
+          -1, -1 },
+        { VIR_DOMAIN_EVENT_STOPPED, VIR_DOMAIN_EVENT_STOPPED_MIGRATED,
+          DRV_EV_STOPPED, DRV_MIGR_GONE },
+        { VIR_DOMAIN_EVENT_STOPPED, VIR_DOMAIN_EVENT_STOPPED_DESTROYED,
+          DRV_EV_STOPPED, -1 },
+        { VIR_DOMAIN_EVENT_STOPPED, VIR_DOMAIN_EVENT_STOPPED_SAVED,
+          DRV_EV_STOPPED, -1 },
+        { VIR_DOMAIN_EVENT_CRASHED, 0, DRV_EV_STOPPED, -1 },
+        { VIR_DOMAIN_EVENT_DEFINED, VIR_DOMAIN_EVENT_DEFINED_UPDATED,
+          DRV_EV_CHANGED, -1 },
+        { VIR_DOMAIN_EVENT_PMSUSPENDED, 0, -1, -1 },
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct drv_lv_event m = drv_libvirt_lifecycle(cases[i].event,
+                                                      cases[i].detail);
+
+        if (m.ev != cases[i].ev || m.migr != cases[i].migr) {
+            fail_msg("event %d detail %d: got ev %d migr %d, want %d %d",
+                     cases[i].event, cases[i].detail, m.ev, m.migr,
+                     cases[i].ev, cases[i].migr);
+        }
+    }
+}
+
+static void
+test_job_mapping(void **state)
+{
+    struct ctx *c = *state;
+    struct drv_dom *doms = NULL;
+    const struct drv_dom *d;
+    enum drv_job job = DRV_JOB_OTHER;
+    size_t n = 0;
+
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_UNBOUNDED,
+                     VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT),
+                     DRV_JOB_MIGR_OUT);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_UNBOUNDED,
+                     VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN),
+                     DRV_JOB_MIGR_IN);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_UNBOUNDED,
+                     VIR_DOMAIN_JOB_OPERATION_SAVE), DRV_JOB_OTHER);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_BOUNDED, -1),
+                     DRV_JOB_OTHER);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_NONE,
+                     VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT), DRV_JOB_NONE);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OK, VIR_DOMAIN_JOB_COMPLETED,
+                     VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT), DRV_JOB_NONE);
+    /* The destination's refusal (seen with libvirt 9 and QEMU 7.2 in
+     * tests/integration/061-migration.sh) is the incoming job; other
+     * errors are no answer. */
+    assert_int_equal(drv_libvirt_job(VIR_ERR_OPERATION_UNSUPPORTED, 0, -1),
+                     DRV_JOB_MIGR_IN);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_NO_SUPPORT, 0, -1), -1);
+    assert_int_equal(drv_libvirt_job(VIR_ERR_NO_DOMAIN, 0, -1), -1);
+
+    assert_true(drv_libvirt_migrated_in(VIR_DOMAIN_RUNNING,
+                                        VIR_DOMAIN_RUNNING_MIGRATED));
+    assert_false(drv_libvirt_migrated_in(VIR_DOMAIN_RUNNING,
+                                         VIR_DOMAIN_RUNNING_BOOTED));
+    assert_false(drv_libvirt_migrated_in(VIR_DOMAIN_PAUSED,
+                                         VIR_DOMAIN_PAUSED_MIGRATION));
+
+    /* The test driver has no job query: the caller learns it cannot
+     * ask, and an unknown domain is gone. */
+    assert_int_equal(drv_hv_libvirt.list(c->hv, &doms, &n), 0);
+    d = find_test_dom(doms, n);
+    assert_non_null(d);
+    assert_int_equal(drv_hv_libvirt.migr_job(c->hv, d->uuid, &job),
+                     -ENOTSUP);
+    assert_int_equal(job, DRV_JOB_NONE);
+    assert_int_equal(drv_hv_libvirt.migr_job(c->hv,
+                     "00000000-0000-0000-0000-000000000000", &job),
+                     -ENOENT);
+    free(doms);
 }
 
 int
@@ -441,6 +557,8 @@ main(void)
         cmocka_unit_test(test_metadata_lookalikes),
         cmocka_unit_test(test_lifecycle_event),
         cmocka_unit_test(test_pin_calls),
+        cmocka_unit_test(test_lifecycle_mapping),
+        cmocka_unit_test(test_job_mapping),
     };
 
     log_init("test-drv-libvirt", false, LOG_LVL_WARN);

@@ -273,6 +273,72 @@ test_crash_and_restore(void **state)
     fx_rmtree(root);
 }
 
+static int
+no_uuid1_cb(void *aux, const struct jnl_entry *e)
+{
+    struct counts *c = aux;
+
+    c->n[e->kind]++;
+    c->n[JNL_N_KINDS]++;
+    if ((e->kind == JNL_VCPU_PIN || e->kind == JNL_EMULATOR_PIN)
+        && !strcmp(e->uuid, UUID1)) {
+        cpuset_format(&e->cpus, c->last_list, sizeof c->last_list);
+        strcpy(c->last_uuid, e->uuid);
+    }
+    return 0;
+}
+
+/* A domain that migrated away: its pin entries go without a restore,
+ * on disk too; other domains' pins and host entries stay; forgetting an
+ * unknown domain does not rewrite the file; a domain that comes back
+ * later is journalled afresh (its new originals, not the old ones). */
+static void
+test_forget_migrated(void **state)
+{
+    char *dir = fx_tmpdir(), *path;
+    struct cpuset two = set_of("2"), three = set_of("3"), five = set_of("5");
+    struct counts c;
+    struct jnl *j;
+    struct stat before, after;
+    char err[256];
+
+    assert_true(asprintf(&path, "%s/journal", dir) > 0);
+    assert_int_equal(jnl_create(path, &j), 0);
+    assert_int_equal(jnl_record_vcpu_pin(j, UUID1, 0, &two), 0);
+    assert_int_equal(jnl_record_vcpu_pin(j, UUID1, 1, &three), 0);
+    assert_int_equal(jnl_record_emulator_pin(j, UUID1, &two), 0);
+    assert_int_equal(jnl_record_vcpu_pin(j, UUID2, 0, &three), 0);
+    assert_int_equal(jnl_record_sysfs(j, "cpu1/cpufreq/scaling_max_freq",
+                                      "2400000"), 0);
+    assert_int_equal(jnl_record_cgroup(j, "machine.slice/cpuset.cpus",
+                                       "0-3"), 0);
+    assert_int_equal(jnl_forget_domain(j, UUID1), 0);
+    jnl_close(j);
+
+    assert_int_equal(jnl_load(path, &j, err, sizeof err), 0);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(jnl_foreach(j, JNL_N_KINDS, no_uuid1_cb, &c), 0);
+    assert_int_equal(c.n[JNL_N_KINDS], 3);
+    assert_string_equal(c.last_uuid, "");
+    assert_int_equal(c.n[JNL_VCPU_PIN], 1);
+    assert_int_equal(c.n[JNL_SYSFS], 1);
+    assert_int_equal(c.n[JNL_CGROUP], 1);
+
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(jnl_forget_domain(j, UUID1), 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(before.st_ino, after.st_ino);
+
+    assert_int_equal(jnl_record_vcpu_pin(j, UUID1, 0, &five), 0);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(jnl_foreach(j, JNL_VCPU_PIN, no_uuid1_cb, &c), 0);
+    assert_string_equal(c.last_list, "5");
+    assert_int_equal(jnl_remove(j), 0);
+    jnl_close(j);
+    free(path);
+    fx_rmtree(dir);
+}
+
 static void
 test_atomic(void **state)
 {
@@ -661,6 +727,7 @@ main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_crash_and_restore),
         cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_forget_migrated),
         cmocka_unit_test(test_value_bytes),
         cmocka_unit_test(test_last_written),
         cmocka_unit_test(test_untrusted_mode),
