@@ -445,6 +445,8 @@ test_pin_calls(void **state)
     assert_int_equal(map & 0x3, 0x2);
     virDomainFree(dom);
     virConnectClose(other);
+}
+
 /* Every migration signal on both ends, and that other details of the
  * same event types are not taken for migrations. */
 static void
