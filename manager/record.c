@@ -13,12 +13,14 @@
 #include "manager/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "manager/daemon.h"
 #include "manager/log.h"
@@ -202,16 +204,55 @@ rec_model_text(const struct pol_model *m)
 
 /* ---- File handling -------------------------------------------------- */
 
+/* Opens the record for appending.  vpowerd runs as root and the path
+ * comes from the configuration, so the file must be one no other user
+ * can redirect: its directory and the file itself pass the trust check
+ * the journal gets, a symlink or anything but a regular file is refused,
+ * and a FIFO cannot block the open. */
 static int
 open_file(struct rec *r, char *err, size_t errlen)
 {
+    char *dir = xstrdup(r->path), *slash = strrchr(dir, '/'), why[512];
+    struct stat st;
     long pos;
+    int fd, flags, rc;
 
-    r->f = fopen(r->path, "ae");
-    if (!r->f) {
+    if (slash) {
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    }
+    rc = util_check_trusted_dir(slash ? dir : ".", "directory",
+                                "replace the record", why, sizeof why);
+    free(dir);
+    if (rc < 0) {
+        snprintf(err, errlen, "record %s: %s", r->path, why);
+        return rc;
+    }
+    fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW
+              | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0640);
+    if (fd < 0) {
         int e = errno;
 
-        snprintf(err, errlen, "record %s: %s", r->path, strerror(e));
+        snprintf(err, errlen, "record %s: %s", r->path,
+                 e == ELOOP ? "is a symbolic link; give the real path"
+                 : e == ENXIO ? "is not a regular file" : strerror(e));
+        return -e;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "record %s: is not a regular file", r->path);
+        close(fd);
+        return -EINVAL;
+    }
+    rc = util_check_trusted(r->path, &st, "record", "change what the "
+                            "record says vpowerd did", err, errlen);
+    flags = rc < 0 ? -1 : fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0
+        || !(r->f = fdopen(fd, "a"))) {
+        int e = rc < 0 ? -rc : errno;
+
+        if (rc == 0) {
+            snprintf(err, errlen, "record %s: %s", r->path, strerror(e));
+        }
+        close(fd);
         return -e;
     }
     setvbuf(r->f, NULL, _IOFBF, 65536);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -203,6 +204,60 @@ fake_init(struct fake *f)
     f->in.now_ns = 123456789;
 }
 
+/* The record is written as root: a symlink, a FIFO, a file another user
+ * owns or a directory others may write are refused (and a FIFO does not
+ * block the open). */
+static void
+test_untrusted_paths(void **state)
+{
+    struct fake *f = calloc(1, sizeof *f);
+    char dir[] = "/tmp/test-record.XXXXXX", path[256], err[512];
+    struct pol_config pc;
+    struct rec *r;
+
+    (void) state;
+    fake_init(f);
+    pol_config_default(&pc);
+    assert_non_null(mkdtemp(dir));
+
+    snprintf(path, sizeof path, "%s/link", dir);
+    assert_int_equal(symlink("target", path), 0);
+    r = rec_open(path, 4096, &f->d.model, "x", &pc, err, sizeof err);
+    assert_null(r);
+    assert_non_null(strstr(err, "symbolic link"));
+    unlink(path);
+
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    r = rec_open(path, 4096, &f->d.model, "x", &pc, err, sizeof err);
+    assert_null(r);
+    assert_non_null(strstr(err, "not a regular file"));
+    unlink(path);
+
+    if (geteuid() == 0) {
+        int fd;
+
+        snprintf(path, sizeof path, "%s/theirs", dir);
+        fd = open(path, O_WRONLY | O_CREAT, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+        close(fd);
+        r = rec_open(path, 4096, &f->d.model, "x", &pc, err, sizeof err);
+        assert_null(r);
+        assert_non_null(strstr(err, "owned by uid 65534"));
+        unlink(path);
+    }
+
+    assert_int_equal(chmod(dir, 0777), 0);
+    snprintf(path, sizeof path, "%s/rec", dir);
+    r = rec_open(path, 4096, &f->d.model, "x", &pc, err, sizeof err);
+    assert_null(r);
+    assert_non_null(strstr(err, "writable by every user"));
+    assert_non_null(strstr(err, path));
+    assert_int_equal(rmdir(dir), 0);
+    free(f);
+}
+
 static void
 test_blocks_and_rotation(void **state)
 {
@@ -292,6 +347,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_round_trip),
         cmocka_unit_test(test_blocks_and_rotation),
+        cmocka_unit_test(test_untrusted_paths),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
