@@ -7,7 +7,10 @@ manager_libvpowermgr_a_SOURCES = \
 	manager/log.c manager/log.h \
 	manager/sched.c manager/sched.h \
 	manager/util.c manager/util.h \
-	manager/record.c manager/record.h
+	manager/record.c manager/record.h \
+	manager/cycle.c manager/cycle.h \
+	manager/vmreg.c manager/vmreg.h \
+	manager/vmpolicy.c manager/vmpolicy.h
 
 # vpowerd: the daemon.  The libvirt driver lives here, not in the shared
 # library, so that vpowerctl and the exporter do not link libvirt.

@@ -1117,6 +1117,7 @@ lv_set_metadata(struct drv_hv *hv, const char *uuid, const char *xml)
 
 const struct drv_hv_ops drv_hv_libvirt = {
     .name = "libvirt",
+    .caps = DRV_HV_LOCAL_QEMU,
     .open = lv_open,
     .close = lv_close,
     .list = lv_list,

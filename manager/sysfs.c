@@ -660,6 +660,7 @@ sysfs_root(const struct drv_host *h)
 
 const struct drv_host_ops drv_host_sysfs = {
     .name = "sysfs",
+    .caps = DRV_HOST_SYSFS_TREE,
     .open = sysfs_open,
     .close = sysfs_close,
     .n_cpus = sysfs_n_cpus,
@@ -670,4 +671,5 @@ const struct drv_host_ops drv_host_sysfs = {
     .set_governor = sysfs_set_governor,
     .get_idle = sysfs_get_idle,
     .set_idle_disable = sysfs_set_idle_disable,
+    .set_journal = sysfs_set_journal,
 };
