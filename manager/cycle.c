@@ -171,14 +171,18 @@ sample_host(struct vpd *d, uint64_t interval_ns)
         for (unsigned s = 0; s < vc->idle.n_states; s++) {
             idle_us += vc->idle.time_us[s];
         }
-        /* A residency that did not move at all (fixture trees) says
-         * nothing: fall back to the vCPU-based estimate. */
-        if (o->idle_valid && interval_us && idle_us > o->last_idle_us) {
-            uint64_t di = idle_us - o->last_idle_us;
+        /* A residency that never moved (fixture trees) says nothing:
+         * the vCPU-based estimate stands in.  One that moved before and
+         * stands still now is a CPU that never idled: fully busy. */
+        if (o->idle_valid && interval_us
+            && (idle_us > o->last_idle_us || o->idle_moved)) {
+            uint64_t di = idle_us > o->last_idle_us
+                          ? idle_us - o->last_idle_us : 0;
             uint64_t busy = di >= interval_us ? 0 : interval_us - di;
 
             vc->nonidle_us += busy;
             cy->busy_ppm[c] = (uint32_t) (busy * 1000000u / interval_us);
+            o->idle_moved = o->idle_moved || di > 0;
         }
         o->last_idle_us = idle_us;
         o->idle_valid = true;

@@ -18,12 +18,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/conf.h"
+#include "manager/cycle.h"
+#include "manager/daemon.h"
+#include "manager/log.h"
+#include "manager/vmreg.h"
 #include "policy/policy.h"
 #include "sim/baseline.h"
 #include "sim/burst.h"
 #include "sim/exec.h"
 #include "sim/halt.h"
 #include "sim/lowerbound.h"
+#include "sim/simhost.h"
 #include "sim/xalloc.h"
 
 static const char *const pol_names[SIM_N_POL] = {
@@ -63,10 +69,13 @@ struct inst {
                                    * thermal cap ends. */
     double fed_load_s;            /* vpower kinds: load fed, nominal-vCPU
                                    * seconds. */
-    /* Variants only (SIM_P_VPOWER uses the host's): */
-    struct pol_state *st;
-    struct pol_vcpu *vcpus;
-    uint64_t next_s;
+    /* vpower kinds: vpowerd's cycle on the simulated drivers. */
+    struct vpd *d;
+    struct simhost *sh;
+    const struct sim_opts *o;
+    uint64_t t;                   /* Virtual clock, s. */
+    bool told_cap;                /* Sees the thermal cap. */
+    uint64_t next_s;              /* Variants: next decision instant. */
 };
 
 struct host {
@@ -75,14 +84,13 @@ struct host {
     uint64_t *vcpu_key;           /* Local vCPU -> global burst key. */
     uint32_t *vcpu_vm;            /* Local vCPU -> trace VM. */
     uint32_t *vcpu_idx;           /* Local vCPU -> index in its VM. */
-    struct pol_vm *vms;
-    struct pol_vcpu *vcpus;
-    struct pol_state *st;
+    uint32_t *vm_nvcpus;          /* Local VM -> its vCPU count. */
+    const char **vm_name;         /* Local VM -> trace file name. */
+    struct pol_vm_policy *vm_policy; /* Local VM -> policy, NULL: all
+                                   * default. */
     uint64_t next_s;              /* Next decision instant. */
     float *demand;                /* [steps * n_vcpus] this interval. */
     struct inst inst[SIM_N_POL];
-    uint32_t cpu_busy[POL_MAX_CPUS];  /* vpower's pol_input.cpu_busy_ppm */
-    uint32_t cpu_khz[POL_MAX_CPUS];   /* ... and .cpu_ran_khz. */
 };
 
 static double
@@ -129,96 +137,128 @@ thermal_apply(const struct sim_opts *o, struct inst *in, uint64_t t)
     }
 }
 
-/* One vpower instance 'p' (SIM_P_VPOWER or a variant) with state 'st'
- * and loads 'vcpus': fold what its execution measured since its last
- * decision, decide, apply.  Returns its next decision instant in
- * '*next_s'. */
+static uint64_t
+virtual_clock(void *aux)
+{
+    return ((const struct inst *) aux)->t * UINT64_C(1000000000);
+}
+
+static uint64_t
+stopwatch(void *aux)
+{
+    (void) aux;
+    return (uint64_t) llround(now_s() * 1e9);
+}
+
+/* What vpowerd's thermal input would report: the caps in force, for the
+ * instances that see them. */
+static void
+told_caps(void *aux, const struct pol_model *m,
+          uint32_t caps[POL_MAX_DOMAINS])
+{
+    const struct inst *vi = aux;
+
+    for (unsigned d = 0; d < m->n_domains && vi->told_cap; d++) {
+        caps[d] = thermal_capped(vi->o, d, vi->t) ? vi->o->thermal_cap_khz
+                                                   : 0;
+    }
+}
+
+/* Sets up vpower instance 'p' of host 'hs': the daemon's state with the
+ * simulated drivers, its VMs found through them, a first sample. */
 static int
-decide_vpower(const struct sim_opts *o, struct host *hs, int p,
-              struct pol_state *st, struct pol_vcpu *vcpus, uint64_t t,
-              uint64_t *next_s, struct sim_result *res, char *err,
+vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
               size_t errlen)
 {
-    const struct pol_model *m = o->m;
     struct inst *vi = &hs->inst[p];
-    struct exec_host *h = vi->h;
-    bool halt_stats = p != SIM_P_VPOWER_NOHALT;
-    bool told_cap = p != SIM_P_VPOWER_NOCAP;
-    struct pol_input in;
-    double t0;
-    int rc;
+    const struct cycle_clock clock = { virtual_clock, vi };
+    const struct cycle_hooks hooks = {
+        .aux = vi,
+        .thermal_caps = told_caps,
+        .stopwatch_ns = stopwatch,
+    };
+    struct vpd *d = sim_xcalloc(1, sizeof *d);
 
-    for (size_t v = 0; v < hs->n_vcpus; v++) {
-        struct pol_vcpu *pv = &vcpus[v];
-        int cpu = h->vcpu_cpu[v];
+    vi->d = d;
+    vi->o = o;
+    vi->told_cap = p != SIM_P_VPOWER_NOCAP;
+    vi->sh = simhost_create(vi->h, hs->n_vms, hs->vm_nvcpus, hs->vm_name,
+                            hs->vm_policy, p != SIM_P_VPOWER_NOHALT);
+    conf_defaults(&d->conf);
+    conf_to_policy(&d->conf, &d->pcfg);
+    d->model = *o->m;
+    d->pol = pol_state_create(&d->model, &d->pcfg);
+    if (!d->pol) {
+        snprintf(err, errlen, "pol_state_create failed");
+        return -ENOMEM;
+    }
+    d->hv_ops = &simhost_hv_ops;
+    d->hv = simhost_hv(vi->sh);
+    d->host_ops = &simhost_host_ops;
+    d->host = simhost_host(vi->sh);
+    d->n_cpus = d->model.n_cpus;
+    d->energy_source = "model";
+    cycle_create(d, &clock, &hooks);
+    for (unsigned c = 0; c < d->n_cpus; c++) {
+        d->cpus[c].present = d->cpus[c].managed = d->cpus[c].online = true;
+        cpuset_set(&d->cyc->managed, c);
+        cpuset_set(&d->cyc->online, c);
+    }
+    if (vmreg_resync(d) < 0 || d->n_vms != hs->n_vms) {
+        snprintf(err, errlen, "the simulated hypervisor lists %zu of %zu "
+                 "VMs", d->n_vms, hs->n_vms);
+        return -EIO;
+    }
+    cycle_prime(d);
+    return 0;
+}
 
-        if (h->period_s > 0) {
-            uint32_t khz = cpu >= 0
-                           ? h->plan->dom_freq_khz[m->cpu_domain[cpu]] : 0;
-            /* With halt stats busy time is guest work only (vpowerd
-             * subtracts the polled time); without, it is CPU time. */
-            double busy = h->busy_s[v]
-                          + (halt_stats ? 0 : halt_period_poll_s(h, v));
-            uint32_t cap = cpu >= 0 ? pol_model_capacity_at(m, cpu, khz)
-                                    : 0;
-
-            /* As pol_load_update() converts it: nominal-vCPU seconds. */
-            vi->fed_load_s += busy * (cap ? cap : POL_CAPACITY_SCALE)
-                              / POL_CAPACITY_SCALE;
-            pol_load_update(&pv->load, m, cpu, khz,
-                            (uint64_t) llround(busy * 1e9),
-                            (uint64_t) llround(h->ready_s[v] * 1e9),
-                            (uint64_t) llround(h->period_s * 1e9));
+static void
+vpower_destroy(struct inst *vi)
+{
+    if (vi->d) {
+        if (vi->d->cyc) {
+            vmreg_clear(vi->d);
         }
-        pv->cpu = h->applied ? cpu : -1;
+        cycle_destroy(vi->d);
+        pol_state_destroy(vi->d->pol);
+        free(vi->d);
+        vi->d = NULL;
     }
-    memset(&in, 0, sizeof in);
-    in.vms = hs->vms;
-    in.n_vms = hs->n_vms;
-    in.vcpus = vcpus;
-    in.n_vcpus = hs->n_vcpus;
-    cpuset_zero(&in.managed);
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        cpuset_set(&in.managed, c);
-    }
-    /* Every CPU the model has is ours: one the plan parked offline is
-     * still the policy's to wake (pol_input.online). */
-    in.online = in.managed;
-    in.now_ns = t * UINT64_C(1000000000);
-    /* What cpuidle residency and cpufreq would show: each CPU's busy
-     * share since the last decision (without the polling where vpowerd
-     * has halt stats) and the frequency it ran at. */
-    if (h->period_s > 0) {
-        for (unsigned c = 0; c < m->n_cpus; c++) {
-            double b = (halt_stats ? h->cpu_guest_period[c]
-                                   : h->cpu_busy_period[c]) / h->period_s;
+    simhost_destroy(vi->sh);
+    vi->sh = NULL;
+}
 
-            hs->cpu_busy[c] = (uint32_t) llround((b > 1 ? 1 : b) * 1e6);
-            hs->cpu_khz[c] = h->plan->dom_freq_khz[m->cpu_domain[c]];
-        }
-        in.cpu_busy_ppm = hs->cpu_busy;
-        in.cpu_ran_khz = hs->cpu_khz;
+/* One cycle of vpower instance 'p' (SIM_P_VPOWER or a variant) at 't':
+ * the daemon samples what its simulated host ran since its last cycle,
+ * decides and acts through the drivers; the host then runs the result.
+ * Returns its next decision instant in '*next_s'. */
+static int
+vpower_cycle(struct host *hs, int p, uint64_t t, uint64_t *next_s,
+             struct sim_result *res, char *err, size_t errlen)
+{
+    struct inst *vi = &hs->inst[p];
+    struct vpd *d = vi->d;
+    uint32_t cap[POL_MAX_DOMAINS] = { 0 };
+    uint64_t n0 = d->n_decisions, in0 = d->cyc->decide_ns, sec;
+    double t0 = now_s();
+
+    vi->t = t;
+    cycle_run(d, true);
+    if (d->n_decisions == n0) {
+        snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s",
+                 sim_pol_name(p), (unsigned long long) t);
+        return -EINVAL;
     }
-    for (unsigned d = 0; d < m->n_domains; d++) {
-        in.thermal_cap_khz[d] = told_cap && thermal_capped(o, d, t)
-                                ? o->thermal_cap_khz : 0;
+    for (unsigned dm = 0; dm < vi->o->m->n_domains; dm++) {
+        cap[dm] = thermal_capped(vi->o, dm, t) ? vi->o->thermal_cap_khz : 0;
     }
-    t0 = now_s();
-    rc = pol_decide(st, &in, vi->plan);
-    res->decide_s += now_s() - t0;
+    vi->fed_load_s += simhost_commit(vi->sh, cap);
+    res->cycle_s += now_s() - t0;
+    res->decide_s += (d->cyc->decide_ns - in0) / 1e9;
     res->n_decisions++;
-    if (rc) {
-        snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s: %s",
-                 sim_pol_name(p), (unsigned long long) t, strerror(-rc));
-        return rc;
-    }
-    thermal_apply(o, vi, t);
-    exec_apply(h, vi->plan);
-    {
-        uint64_t ns = vi->plan->next_interval_ns;
-        uint64_t sec = (ns + 500000000) / 1000000000;
-        *next_s = t + (sec < 1 ? 1 : sec > 10 ? 10 : sec);
-    }
+    sec = (cycle_next_delay_ns(d) + 500000000) / 1000000000;
+    *next_s = t + (sec ? sec : 1);
     return 0;
 }
 
@@ -260,8 +300,8 @@ static int
 decide(const struct sim_opts *o, struct host *hs, uint64_t t,
        struct sim_result *res, char *err, size_t errlen)
 {
-    int rc = decide_vpower(o, hs, SIM_P_VPOWER, hs->st, hs->vcpus, t,
-                           &hs->next_s, res, err, errlen);
+    int rc = vpower_cycle(hs, SIM_P_VPOWER, t, &hs->next_s, res, err,
+                          errlen);
 
     if (rc) {
         return rc;
@@ -376,10 +416,9 @@ run_steps(void *arg)
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
                 struct inst *vi = &hs->inst[p];
 
-                if (vi->st && t >= vi->next_s) {
-                    j->rc = decide_vpower(j->o, hs, p, vi->st, vi->vcpus, t,
-                                          &vi->next_s, &j->acc, j->err,
-                                          sizeof j->err);
+                if (sim_pol_is_variant(p) && vi->d && t >= vi->next_s) {
+                    j->rc = vpower_cycle(hs, p, t, &vi->next_s, &j->acc,
+                                         j->err, sizeof j->err);
                 }
             }
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
@@ -430,7 +469,6 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     unsigned H = o->hosts ? o->hosts : 1;
     const unsigned steps = ts->interval_s;
     struct host *hosts = sim_xcalloc(H, sizeof *hosts);
-    struct pol_config cfg;
     struct lb_model *lb = lb_create(m);
     float *ready[SIM_N_POL] = { NULL };
     float *burst = sim_xcalloc(steps, sizeof *burst);
@@ -450,7 +488,8 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     res->hours = ts->n_intervals * (double) ts->interval_s / 3600.0;
     res->hosts = H;
     res->n_vms = ts->n_vms;
-    pol_config_default(&cfg);
+    /* The daemon's cycle logs what vpowerd would; only trouble here. */
+    log_set_level(LOG_LVL_WARN);
 
     for (size_t i = 0; i < ts->n_vms; i++) {
         hosts[i % H].n_vms++;
@@ -466,36 +505,27 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
         hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
         hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
-        hs->vms = sim_xcalloc(hs->n_vms, sizeof *hs->vms);
-        hs->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
+        hs->vm_nvcpus = sim_xcalloc(hs->n_vms, sizeof *hs->vm_nvcpus);
+        hs->vm_name = sim_xcalloc(hs->n_vms, sizeof *hs->vm_name);
+        if (o->vm_policy) {
+            hs->vm_policy = sim_xcalloc(hs->n_vms, sizeof *hs->vm_policy);
+        }
         hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
                                  sizeof *hs->demand);
         for (size_t i = k; i < ts->n_vms; i += H) {
-            struct pol_vm *pv = &hs->vms[lm];
-
             hs->vm_index[lm] = i;
-            pv->id = (uint32_t) i;
+            hs->vm_nvcpus[lm] = ts->vms[i].n_vcpus;
+            hs->vm_name[lm] = ts->vms[i].name;
             if (o->vm_policy) {
-                pv->policy = o->vm_policy[i];
+                hs->vm_policy[lm] = o->vm_policy[i];
             }
-            pv->first_vcpu = (uint32_t) lv;
-            pv->n_vcpus = ts->vms[i].n_vcpus;
             for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
                 hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
                 hs->vcpu_vm[lv] = (uint32_t) i;
                 hs->vcpu_idx[lv] = c;
-                hs->vcpus[lv].vm = (uint32_t) lm;
-                hs->vcpus[lv].idx = c;
-                hs->vcpus[lv].cpu = -1;
                 lv++;
             }
             lm++;
-        }
-        hs->st = pol_state_create(m, &cfg);
-        if (!hs->st) {
-            snprintf(err, errlen, "pol_state_create failed");
-            rc = -ENOMEM;
-            goto out;
         }
         for (int p = 0; p < SIM_P_LOWER; p++) {
             if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
@@ -504,18 +534,11 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
             hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
             halt_enable(hs->inst[p].h, o->halt_poll_ns);
-            if (sim_pol_is_variant(p)) {
-                struct inst *vi = &hs->inst[p];
-
-                vi->st = pol_state_create(m, &cfg);
-                if (!vi->st) {
-                    snprintf(err, errlen, "pol_state_create failed");
-                    rc = -ENOMEM;
+            if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
+                rc = vpower_create(o, hs, p, err, errlen);
+                if (rc) {
                     goto out;
                 }
-                vi->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *vi->vcpus);
-                memcpy(vi->vcpus, hs->vcpus,
-                       hs->n_vcpus * sizeof *vi->vcpus);
             }
         }
     }
@@ -588,6 +611,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
             }
             for (unsigned i = 0; i < nt; i++) {
                 res->decide_s += jobs[i].acc.decide_s;
+                res->cycle_s += jobs[i].acc.cycle_s;
                 res->n_decisions += jobs[i].acc.n_decisions;
                 if (jobs[i].rc && !rc) {
                     rc = jobs[i].rc;
@@ -704,18 +728,17 @@ out:
         struct host *hs = &hosts[k];
 
         for (int p = 0; p < SIM_N_POL; p++) {
+            vpower_destroy(&hs->inst[p]);
             exec_host_destroy(hs->inst[p].h);
             pol_plan_destroy(hs->inst[p].plan);
-            pol_state_destroy(hs->inst[p].st);
-            free(hs->inst[p].vcpus);
         }
-        pol_state_destroy(hs->st);
         free(hs->vm_index);
         free(hs->vcpu_key);
         free(hs->vcpu_vm);
         free(hs->vcpu_idx);
-        free(hs->vms);
-        free(hs->vcpus);
+        free(hs->vm_nvcpus);
+        free(hs->vm_name);
+        free(hs->vm_policy);
         free(hs->demand);
     }
     free(late);

@@ -1,7 +1,9 @@
 /* sim/simrun.h -- Lock-step replay of a trace set under every policy.
  *
  * sim_run() replays one trace set, in virtual time with 1-second steps,
- * through vpower's pol_decide() and every baseline at once: the same
+ * through vpowerd's own decision cycle (manager/cycle.h, one instance
+ * per simulated host on the drivers of sim/simhost.h) and every
+ * baseline at once: the same
  * bursts, the same hosts, the same execution model and energy function.
  * vpower decides at the instants it asks for (next_interval_ns, bounded
  * to [1 s, 10 s]), the static baselines with it; schedutil and DPDK's
@@ -131,8 +133,11 @@ struct sim_result {
     double hours;
     unsigned hosts;
     size_t n_vms, n_vcpus;
-    uint64_t n_decisions;         /* pol_decide() calls. */
+    uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
     double decide_s;              /* Wall time inside pol_decide(). */
+    double cycle_s;               /* Wall time inside vpowerd's cycles
+                                   * (cycle_run(), pol_decide() included)
+                                   * and the simulated hosts' commits. */
     struct sim_row rows[SIM_N_POL];
     /* Appended: [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */

@@ -24,3 +24,10 @@ TESTS += tests/unit/test-record
 tests_unit_test_record_SOURCES = tests/unit/test-record.c
 tests_unit_test_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_record_LDADD = $(MANAGER_TEST_LDADD)
+
+# The decision cycle on dummy drivers and a virtual clock.
+check_PROGRAMS += tests/unit/test-cycle
+TESTS += tests/unit/test-cycle
+tests_unit_test_cycle_SOURCES = tests/unit/test-cycle.c
+tests_unit_test_cycle_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_cycle_LDADD = $(MANAGER_TEST_LDADD)
