@@ -652,17 +652,19 @@ exec_host(struct vpd *d, const struct pol_action *x)
             return;
         }
         r = cycle_set_online(d, x->cpu, true);
-        snprintf(what, sizeof what, "onlining cpu%u", x->cpu);
-        if (r == 0) {
+        if (r < 0) {
+            snprintf(what, sizeof what, "onlining cpu%u", x->cpu);
+        } else {
             cpuset_clr(&a->offline, x->cpu);
             cy->offline_tries[x->cpu] = 0;
         }
         break;
     case POL_A_SET_FREQ:
         r = apply_freq(d, x->domain, x->khz);
-        snprintf(what, sizeof what, "setting domain %u to %u kHz",
-                 x->domain, x->khz);
-        if (r == 0) {
+        if (r < 0) {
+            snprintf(what, sizeof what, "setting domain %u to %u kHz",
+                     x->domain, x->khz);
+        } else {
             a->dom_freq_khz[x->domain] = x->khz;
             if (x->domain < POL_MAX_DOMAINS) {
                 d->dom_freq_changes[x->domain]++;
@@ -674,9 +676,10 @@ exec_host(struct vpd *d, const struct pol_action *x)
             return;
         }
         r = apply_idle(d, x->cpu, x->state);
-        snprintf(what, sizeof what, "idle limit %d on cpu%u", x->state,
-                 x->cpu);
-        if (r == 0) {
+        if (r < 0) {
+            snprintf(what, sizeof what, "idle limit %d on cpu%u", x->state,
+                     x->cpu);
+        } else {
             a->idle_limit[x->cpu] = (int8_t) x->state;
         }
         break;
@@ -690,9 +693,9 @@ exec_host(struct vpd *d, const struct pol_action *x)
         } else {
             /* EBUSY is retried on later cycles, a few times. */
             cy->offline_tries[x->cpu]++;
+            snprintf(what, sizeof what, "offlining cpu%u (try %u)", x->cpu,
+                     cy->offline_tries[x->cpu]);
         }
-        snprintf(what, sizeof what, "offlining cpu%u (try %u)", x->cpu,
-                 cy->offline_tries[x->cpu]);
         break;
     default:
         return;

@@ -43,14 +43,20 @@ vm_uuid(size_t i, char *buf)
 static int
 vm_index(const struct simhost *s, const char *uuid, size_t *i)
 {
-    char *end;
-    unsigned long long x;
+    uint64_t x = 0;
+    size_t n = 0;
 
-    if (strlen(uuid) != DRV_UUID_LEN - 1) {
-        return -ENOENT;
+    for (const char *p = uuid + 24; *p && n < 13; p++, n++) {
+        int v = *p >= '0' && *p <= '9' ? *p - '0'
+                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+
+        if (v < 0) {
+            return -ENOENT;
+        }
+        x = x << 4 | (uint64_t) v;
     }
-    x = strtoull(uuid + 24, &end, 16);
-    if (*end || x >= s->n_vms) {
+    if (n != 12 || strncmp(uuid, "00000000-0000-4000-8000-", 24)
+        || x >= s->n_vms) {
         return -ENOENT;
     }
     *i = (size_t) x;
@@ -404,7 +410,7 @@ host_get_freq(struct drv_host *dh, unsigned cpu, struct drv_freq *f)
     f->hw_max_khz = d->opps[d->n_opps - 1].freq_khz;
     f->min_khz = f->hw_min_khz;
     f->max_khz = s->req_khz[di] ? s->req_khz[di] : f->hw_max_khz;
-    snprintf(f->governor, sizeof f->governor, "sim");
+    memcpy(f->governor, "sim", 4);
     return 0;
 }
 
@@ -450,7 +456,8 @@ host_get_idle(struct drv_host *dh, unsigned cpu, struct drv_idle *id)
         return -ENOTSUP;
     }
     for (unsigned st = 0; st < id->n_states; st++) {
-        snprintf(id->name[st], sizeof id->name[st], "C%u", st);
+        id->name[st][0] = 'C';
+        id->name[st][1] = (char) ('0' + st % 10);
         id->disabled[st] = s->disabled[cpu][st];
     }
     /* All residency in one state: the cycle reads only the sum. */
