@@ -460,6 +460,199 @@ sim_finish_mj_per_unit_s(const struct pol_model *m)
     return best < 0 ? 0 : best;
 }
 
+/* Host 'k''s VMs (trace VMs k, k + H, ...), its execution models and
+ * vpower instances.  Returns 0 or -errno with 'err' filled. */
+static int
+host_setup(const struct sim_opts *o, struct host *hs, unsigned k, char *err,
+           size_t errlen)
+{
+    const struct trace_set *ts = o->ts;
+    const struct pol_model *m = o->m;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+    size_t lv = 0, lm = 0;
+
+    hs->vm_index = sim_xcalloc(hs->n_vms, sizeof *hs->vm_index);
+    hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
+    hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
+    hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
+    hs->vm_nvcpus = sim_xcalloc(hs->n_vms, sizeof *hs->vm_nvcpus);
+    hs->vm_name = sim_xcalloc(hs->n_vms, sizeof *hs->vm_name);
+    if (o->vm_policy) {
+        hs->vm_policy = sim_xcalloc(hs->n_vms, sizeof *hs->vm_policy);
+    }
+    hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
+                             sizeof *hs->demand);
+    for (size_t i = k; i < ts->n_vms; i += H) {
+        hs->vm_index[lm] = i;
+        hs->vm_nvcpus[lm] = ts->vms[i].n_vcpus;
+        hs->vm_name[lm] = ts->vms[i].name;
+        if (o->vm_policy) {
+            hs->vm_policy[lm] = o->vm_policy[i];
+        }
+        for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
+            hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
+            hs->vcpu_vm[lv] = (uint32_t) i;
+            hs->vcpu_idx[lv] = c;
+            lv++;
+        }
+        lm++;
+    }
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
+            continue;
+        }
+        hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
+        hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
+        halt_enable(hs->inst[p].h, o->halt_poll_ns);
+        if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
+            int rc = vpower_create(o, hs, p, err, errlen);
+
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs interval 'ivl''s steps of every host.  Hosts are independent
+ * until its end, so they run on up to n_threads threads (each its own
+ * hosts, all steps); every host computes exactly what it would alone,
+ * and the sums run in host order: the output does not depend on the
+ * thread count.  Returns 0 or the first error (in 'err'). */
+static int
+run_interval(const struct sim_opts *o, struct host *hosts, unsigned n_threads,
+             struct step_job *jobs, size_t ivl, struct sim_result *res,
+             char *err, size_t errlen)
+{
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = o->ts->interval_s;
+    int rc = 0;
+
+    unsigned nt = n_threads < H ? n_threads : H;
+    pthread_t tid[SIM_MAX_THREADS];
+    bool started[SIM_MAX_THREADS] = { false };
+
+    for (unsigned i = 0; i < nt; i++) {
+        jobs[i] = (struct step_job) {
+            .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
+            .ivl = ivl, .steps = steps,
+        };
+        if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
+                                    &jobs[i]) == 0) {
+            started[i] = true;
+        }
+    }
+    run_steps(&jobs[0]);
+    for (unsigned i = 1; i < nt; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        } else {
+            run_steps(&jobs[i]);     /* No thread: run it here. */
+        }
+    }
+    for (unsigned i = 0; i < nt; i++) {
+        res->decide_s += jobs[i].acc.decide_s;
+        res->cycle_s += jobs[i].acc.cycle_s;
+        res->n_decisions += jobs[i].acc.n_decisions;
+        if (jobs[i].rc && !rc) {
+            rc = jobs[i].rc;
+            snprintf(err, errlen, "%s", jobs[i].err);
+        }
+    }
+    return rc;
+}
+
+/* Each policy's totals from its hosts and the ready times 'ready[p]'
+ * ('n_ready' per policy, seconds; turned into % of the interval). */
+static void
+sum_totals(const struct sim_opts *o, const struct host *hosts,
+           float *const *ready, size_t n_ready, struct sim_result *res)
+{
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    /* Work left at the end is charged at one rate: backlog is
+     * in capacity-unit seconds, the rate in mJ per such unit. */
+    double finish_mj = sim_finish_mj_per_unit_s(o->m);
+
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        struct sim_row *r = &res->rows[p];
+        double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
+        double left = 0;
+        uint64_t pins = 0, freqs = 0;
+
+        if (!r->ran) {
+            continue;
+        }
+        for (unsigned k = 0; k < H; k++) {
+            struct exec_host *h = hosts[k].inst[p].h;
+            r->energy_j += h->energy_j;
+            r->fed_load_s += hosts[k].inst[p].fed_load_s;
+            if (h->halt) {
+                r->poll_cpu_s += h->halt->poll_s;
+                halts += h->halt->halts;
+                halts_ok += h->halt->halts_ok;
+            }
+            dem += h->demand_work;
+            unmet += h->unmet_work;
+            for (size_t v = 0; v < h->n_vcpus; v++) {
+                left += h->backlog[v];
+            }
+            pins += h->pin_changes;
+            freqs += h->freq_changes;
+            act += h->active_cpu_s;
+        }
+        r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
+        r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
+        r->left_finish_j = left * finish_mj / 1000.0;
+        r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
+        r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
+        r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
+        r->avg_active_cpus = act / (res->hours * 3600.0) / H;
+        for (size_t i = 0; i < n_ready; i++) {
+            ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
+        }
+        vm_percentiles(ts, hosts, H, ready[p], res->vm_rows[p]);
+        r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
+        r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
+    }
+}
+
+/* Each host's bursts of interval 'ivl', once for every policy
+ * ('burst': scratch of interval_s values), and each policy's energy and
+ * active-CPU time so far into 'e0' and 'a0'. */
+static void
+fill_bursts(const struct sim_opts *o, struct host *hosts, size_t ivl,
+            float *burst, double *e0, double *a0)
+{
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+
+    for (unsigned k = 0; k < H; k++) {
+        struct host *hs = &hosts[k];
+
+        for (size_t v = 0; v < hs->n_vcpus; v++) {
+            const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+            uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
+                                        + hs->vcpu_idx[v]];
+
+            burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
+                       steps, burst);
+            for (unsigned s = 0; s < steps; s++) {
+                hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
+            }
+        }
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            if (hs->inst[p].h) {
+                e0[p] += hs->inst[p].h->energy_j;
+                a0[p] += hs->inst[p].h->active_cpu_s;
+            }
+        }
+    }
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -497,50 +690,11 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         total_vcpus += ts->vms[i].n_vcpus;
     }
     res->n_vcpus = total_vcpus;
-    for (unsigned k = 0; k < H; k++) {
-        struct host *hs = &hosts[k];
-        size_t lv = 0, lm = 0;
-
-        hs->vm_index = sim_xcalloc(hs->n_vms, sizeof *hs->vm_index);
-        hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
-        hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
-        hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
-        hs->vm_nvcpus = sim_xcalloc(hs->n_vms, sizeof *hs->vm_nvcpus);
-        hs->vm_name = sim_xcalloc(hs->n_vms, sizeof *hs->vm_name);
-        if (o->vm_policy) {
-            hs->vm_policy = sim_xcalloc(hs->n_vms, sizeof *hs->vm_policy);
-        }
-        hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
-                                 sizeof *hs->demand);
-        for (size_t i = k; i < ts->n_vms; i += H) {
-            hs->vm_index[lm] = i;
-            hs->vm_nvcpus[lm] = ts->vms[i].n_vcpus;
-            hs->vm_name[lm] = ts->vms[i].name;
-            if (o->vm_policy) {
-                hs->vm_policy[lm] = o->vm_policy[i];
-            }
-            for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
-                hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
-                hs->vcpu_vm[lv] = (uint32_t) i;
-                hs->vcpu_idx[lv] = c;
-                lv++;
-            }
-            lm++;
-        }
-        for (int p = 0; p < SIM_P_LOWER; p++) {
-            if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
-                continue;
-            }
-            hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
-            hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
-            halt_enable(hs->inst[p].h, o->halt_poll_ns);
-            if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
-                rc = vpower_create(o, hs, p, err, errlen);
-                if (rc) {
-                    goto out;
-                }
-            }
-        }
+    for (unsigned k = 0; k < H && !rc; k++) {
+        rc = host_setup(o, &hosts[k], k, err, errlen);
+    }
+    if (rc) {
+        goto out;
     }
     for (int p = 0; p < SIM_P_LOWER; p++) {
         if (hosts[0].inst[p].h) {
@@ -559,66 +713,9 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (size_t ivl = 0; ivl < ts->n_intervals && !rc; ivl++) {
         double e0[SIM_N_POL] = { 0 }, a0[SIM_N_POL] = { 0 };
 
-        /* Bursts of this interval, once for every policy. */
-        for (unsigned k = 0; k < H; k++) {
-            struct host *hs = &hosts[k];
-
-            for (size_t v = 0; v < hs->n_vcpus; v++) {
-                const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
-                uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
-                                            + hs->vcpu_idx[v]];
-
-                burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
-                           steps, burst);
-                for (unsigned s = 0; s < steps; s++) {
-                    hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
-                }
-            }
-            for (int p = 0; p < SIM_P_LOWER; p++) {
-                if (hs->inst[p].h) {
-                    e0[p] += hs->inst[p].h->energy_j;
-                    a0[p] += hs->inst[p].h->active_cpu_s;
-                }
-            }
-        }
-        /* The interval's steps: hosts are independent until its end,
-         * so they run on up to n_threads threads (each its own hosts,
-         * all steps); every host computes exactly what it would alone,
-         * and the sums below run in host order: the output does not
-         * depend on the thread count. */
-        {
-            unsigned nt = n_threads < H ? n_threads : H;
-            pthread_t tid[SIM_MAX_THREADS];
-            bool started[SIM_MAX_THREADS] = { false };
-
-            for (unsigned i = 0; i < nt; i++) {
-                jobs[i] = (struct step_job) {
-                    .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
-                    .ivl = ivl, .steps = steps,
-                };
-                if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
-                                            &jobs[i]) == 0) {
-                    started[i] = true;
-                }
-            }
-            run_steps(&jobs[0]);
-            for (unsigned i = 1; i < nt; i++) {
-                if (started[i]) {
-                    pthread_join(tid[i], NULL);
-                } else {
-                    run_steps(&jobs[i]);     /* No thread: run it here. */
-                }
-            }
-            for (unsigned i = 0; i < nt; i++) {
-                res->decide_s += jobs[i].acc.decide_s;
-                res->cycle_s += jobs[i].acc.cycle_s;
-                res->n_decisions += jobs[i].acc.n_decisions;
-                if (jobs[i].rc && !rc) {
-                    rc = jobs[i].rc;
-                    snprintf(err, errlen, "%s", jobs[i].err);
-                }
-            }
-        }
+        fill_bursts(o, hosts, ivl, burst, e0, a0);
+        rc = run_interval(o, hosts, n_threads, jobs, ivl, res, err,
+                          errlen);
         /* Interval end: unmet work, ready times, series, lower bound. */
         for (unsigned k = 0; k < H; k++) {
             struct host *hs = &hosts[k];
@@ -673,51 +770,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         goto out;
     }
 
-    /* Totals.  Work left at the end is charged at one rate: backlog is
-     * in capacity-unit seconds, the rate in mJ per such unit. */
-    double finish_mj = sim_finish_mj_per_unit_s(o->m);
-
-    for (int p = 0; p < SIM_P_LOWER; p++) {
-        struct sim_row *r = &res->rows[p];
-        double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
-        double left = 0;
-        uint64_t pins = 0, freqs = 0;
-
-        if (!r->ran) {
-            continue;
-        }
-        for (unsigned k = 0; k < H; k++) {
-            struct exec_host *h = hosts[k].inst[p].h;
-            r->energy_j += h->energy_j;
-            r->fed_load_s += hosts[k].inst[p].fed_load_s;
-            if (h->halt) {
-                r->poll_cpu_s += h->halt->poll_s;
-                halts += h->halt->halts;
-                halts_ok += h->halt->halts_ok;
-            }
-            dem += h->demand_work;
-            unmet += h->unmet_work;
-            for (size_t v = 0; v < h->n_vcpus; v++) {
-                left += h->backlog[v];
-            }
-            pins += h->pin_changes;
-            freqs += h->freq_changes;
-            act += h->active_cpu_s;
-        }
-        r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
-        r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
-        r->left_finish_j = left * finish_mj / 1000.0;
-        r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
-        r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
-        r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
-        r->avg_active_cpus = act / (res->hours * 3600.0) / H;
-        for (size_t i = 0; i < n_ready; i++) {
-            ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
-        }
-        vm_percentiles(ts, hosts, H, ready[p], res->vm_rows[p]);
-        r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
-        r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
-    }
+    sum_totals(o, hosts, ready, n_ready, res);
     for (int p = 0; p < SIM_N_POL; p++) {
         res->rows[p].avg_power_w = res->hours > 0
             ? res->rows[p].energy_j / (res->hours * 3600.0) : 0;
