@@ -18,6 +18,7 @@ sbin_PROGRAMS += manager/vpowerd
 manager_vpowerd_SOURCES = \
 	manager/vpowerd.c \
 	manager/daemon.c manager/daemon.h \
+	manager/restore.c manager/restore.h \
 	manager/drv_libvirt.c \
 	manager/drv_dummy_hv.c \
 	manager/drv.h manager/conf.h
