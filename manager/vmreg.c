@@ -135,8 +135,9 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
     return vm;
 }
 
-void
-vmreg_remove(struct vpd *d, struct vpd_vm *gone)
+/* Unlinks 'gone' (vm_gone first) and frees it. */
+static void
+vm_drop(struct vpd *d, struct vpd_vm *gone)
 {
     const struct cycle_hooks *h = &d->cyc->hooks;
 
@@ -144,7 +145,6 @@ vmreg_remove(struct vpd *d, struct vpd_vm *gone)
         if (*p == gone) {
             *p = gone->next;
             d->n_vms--;
-            LOG_INFO("domain %s gone", gone->dom.name);
             if (h->vm_gone) {
                 h->vm_gone(h->aux, gone);
             }
@@ -156,10 +156,17 @@ vmreg_remove(struct vpd *d, struct vpd_vm *gone)
 }
 
 void
+vmreg_remove(struct vpd *d, struct vpd_vm *gone)
+{
+    LOG_INFO("domain %s gone", gone->dom.name);
+    vm_drop(d, gone);
+}
+
+void
 vmreg_clear(struct vpd *d)
 {
     while (d->vms) {
-        vmreg_remove(d, d->vms);
+        vm_drop(d, d->vms);
     }
 }
 

@@ -24,7 +24,7 @@ int vmreg_resync(struct vpd *);
 /* Drops 'vm' (vm_gone first) and frees it. */
 void vmreg_remove(struct vpd *, struct vpd_vm *vm);
 
-/* Drops every VM. */
+/* Drops every VM (vm_gone for each, quietly: at stop). */
 void vmreg_clear(struct vpd *);
 
 #endif /* manager/vmreg.h */
