@@ -396,9 +396,11 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
         p->policy = vm->policy;
         p->hints = vm->hints;
         p->unmanaged = vm->unmanaged;
-        cpuset_and(&p->fixed, &vm->dom.static_cpus, &cy->managed);
-        if (vm->unmanaged && cpuset_empty(&p->fixed)) {
-            p->fixed = vm->dom.static_cpus;
+        if (vm->dom.static_pinning || vm->unmanaged) {
+            cpuset_and(&p->fixed, &vm->dom.static_cpus, &cy->managed);
+            if (vm->unmanaged && cpuset_empty(&p->fixed)) {
+                p->fixed = vm->dom.static_cpus;
+            }
         }
         p->first_vcpu = (uint32_t) nc;
         p->n_vcpus = vm->n_vcpus;

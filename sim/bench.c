@@ -200,6 +200,7 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
     so.seed = 1;
     so.on_mean_s = 2.0;
     so.mask = compare ? SIM_MASK_POLICIES : 1u << SIM_P_VPOWER;
+    so.profile = true;
     rc = sim_run(&so, &res, err, sizeof err);
     t2 = now_s();
     cpu_s = cpu_now_s() - c1;

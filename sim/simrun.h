@@ -84,6 +84,9 @@ struct sim_opts {
                                    * polled time (halt stats), the
                                    * baselines and SIM_P_VPOWER_NOHALT
                                    * with it (plain CPU time). */
+    bool profile;                 /* Measure the CPU time of vpower's
+                                   * cycles and of pol_decide() in them
+                                   * (sim_result.cycle_s, decide_s). */
 };
 
 /* Per-VM results of one policy (appended). */
@@ -134,10 +137,11 @@ struct sim_result {
     unsigned hosts;
     size_t n_vms, n_vcpus;
     uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
-    double decide_s;              /* Wall time inside pol_decide(). */
-    double cycle_s;               /* Wall time inside vpowerd's cycles
+    double decide_s;              /* CPU time inside pol_decide() and */
+    double cycle_s;               /* inside vpowerd's cycles
                                    * (cycle_run(), pol_decide() included)
-                                   * and the simulated hosts' commits. */
+                                   * and the simulated hosts' commits;
+                                   * both 0 without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
     /* Appended: [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */
