@@ -165,12 +165,16 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
 
         s->idle_us[c] += (uint64_t) llround((idle > 0 ? idle : 0) * 1e6);
     }
+    /* A host has no "active" flag: the cores in use are those some
+     * vCPU or emulator may run on (the rest are parked). */
     cpuset_zero(&p->active);
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        if (!cpuset_has(&p->offline, c)) {
-            cpuset_set(&p->active, c);
-        }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        cpuset_or(&p->active, &p->active, &p->vcpu_allowed[v]);
     }
+    for (size_t i = 0; i < s->n_vms; i++) {
+        cpuset_or(&p->active, &p->active, &p->vm_emulator[i]);
+    }
+    cpuset_andnot(&p->active, &p->active, &p->offline);
     for (unsigned d = 0; d < m->n_domains; d++) {
         uint32_t f = s->req_khz[d];
 
