@@ -1,25 +1,32 @@
 # manager/automake.mk -- host-side programs and their shared library.
 #
 # manager/libvpowermgr.a holds the modules that vpowerd, vpowerctl, the
-# exporter and the unit tests share (event loop, logging, protocol).
+# exporter, vpower-sim and the unit tests share (event loop, logging,
+# protocol, the decision cycle).  The cycle reads a VM's policy from its
+# domain metadata with libxml2 (manager/domxml.c), so a program that
+# runs the cycle also links $(LIBXML2_LIBS); vpowerctl and the exporter
+# do not pull it in.
+AM_CPPFLAGS += $(LIBXML2_CFLAGS)
 noinst_LIBRARIES += manager/libvpowermgr.a
 manager_libvpowermgr_a_SOURCES = \
 	manager/log.c manager/log.h \
 	manager/sched.c manager/sched.h \
 	manager/util.c manager/util.h \
-	manager/record.c manager/record.h
+	manager/record.c manager/record.h \
+	manager/cycle.c manager/cycle.h \
+	manager/vmreg.c manager/vmreg.h \
+	manager/vmpolicy.c manager/vmpolicy.h \
+	manager/domxml.c manager/domxml.h
 
-# The libvirt driver with libvirt's event adapter on the loop and the
-# domain XML reader (libxml2), in their own library so that vpowerctl and
-# the exporter, which link libvpowermgr.a, link neither libvirt nor
-# libxml2.  A program linking it also needs $(LIBVPOWERVIRT_LIBS).
+# The libvirt driver with libvirt's event adapter on the loop, in its
+# own library so that vpowerctl, the exporter and vpower-sim, which link
+# libvpowermgr.a, do not link libvirt.  A program linking it also needs
+# $(LIBVPOWERVIRT_LIBS).
 noinst_LIBRARIES += manager/libvpowervirt.a
 manager_libvpowervirt_a_SOURCES = \
 	manager/drv_libvirt.c manager/drv_libvirt.h \
-	manager/virtloop.c manager/virtloop.h \
-	manager/domxml.c manager/domxml.h
-manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
-	$(LIBXML2_CFLAGS)
+	manager/virtloop.c manager/virtloop.h
+manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
 LIBVPOWERVIRT_LIBS = $(LIBVIRT_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS)
 
 # vpowerd: the daemon.
@@ -28,6 +35,7 @@ manager_vpowerd_SOURCES = \
 	manager/vpowerd.c \
 	manager/daemon.c manager/daemon.h \
 	manager/notify.c manager/notify.h \
+	manager/restore.c manager/restore.h \
 	manager/drv_dummy_hv.c \
 	manager/drv.h manager/conf.h
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS) \

@@ -1,11 +1,11 @@
 /* manager/daemon.h -- vpowerd's state and the calls other modules make.
  *
  * 'struct vpd' is the daemon: one instance, created in vpowerd.c and
- * passed explicitly (no globals).  The cycle (daemon.c) samples through
+ * passed explicitly (no globals).  The cycle (cycle.c) samples through
  * the drivers, feeds the policy, and applies the plan's actions; the
  * control socket (cmds.c) and guest channels (guestchan.c) only read this
  * state and call the functions below, which validate, record and then
- * ask for a new decision with vpd_kick() -- nothing outside daemon.c
+ * ask for a new decision with vpd_kick() -- nothing outside cycle.c
  * actuates. */
 
 #ifndef VPOWER_DAEMON_H
@@ -23,6 +23,7 @@
 struct sched;
 struct gch_conn;
 struct ctl_server;
+struct cycle;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -46,7 +47,7 @@ struct vpd_vcpu {
     bool sampled;                   /* The last sample updated the load
                                      * (false while a counter source is
                                      * re-primed). */
-    uint8_t src;                    /* enum vpd_src of last_*_ns. */
+    uint8_t src;                    /* enum cycle_src of last_*_ns. */
     pid_t tid;                      /* Host thread, 0 = unknown. */
     uint64_t last_halt_ns;          /* Halt-poll ns (KVM) at last sample. */
 };
@@ -99,6 +100,10 @@ struct vpd {
     struct vpd_cpu cpus[POL_MAX_CPUS];
     bool override_performance;
     bool dry_run;
+    bool sched_core;                /* libvirt's core scheduling keeps
+                                     * different VMs off sibling threads
+                                     * (qemu.conf sched_core): copied to
+                                     * pol_input.sched_core. */
     uint64_t start_ns, last_cycle_ns;
     uint64_t n_decisions;
     uint64_t n_actions[POL_A_OFFLINE + 1];
@@ -135,6 +140,8 @@ struct vpd {
                                      * 0 = none. */
     uint64_t thermal_events;        /* Capacity changes reported. */
     const char *record_path;        /* Record file in use, NULL if off. */
+    struct cycle *cyc;              /* The decision cycle (manager/cycle.h),
+                                     * NULL outside vpd_start(). */
 };
 
 /* Looks a running VM up by name, UUID or numeric id (as virsh does). */

@@ -108,6 +108,7 @@ struct drv_hv;                     /* Driver instance, opaque. */
 
 struct drv_hv_ops {
     const char *name;              /* "libvirt", "dummy". */
+    unsigned caps;                 /* DRV_HV_* below. */
     /* Connects to 'uri'; events go through 'sched' into 'cb'.  Returns
      * an instance or NULL with 'err' filled. */
     struct drv_hv *(*open)(const char *uri, struct sched *,
@@ -148,6 +149,11 @@ struct drv_hv_ops {
      * disconnected or -EIO. */
     int (*migr_job)(struct drv_hv *, const char *uuid, enum drv_job *job);
 };
+
+/* drv_hv_ops.caps: with a local URI ("" or qemu:///system) the domains
+ * are QEMU processes on this host, so their vCPU threads can be read
+ * directly (manager/taskstats.h). */
+#define DRV_HV_LOCAL_QEMU 0x1u
 
 #define VPOWER_XML_NS "http://vpower.org/xmlns/policy/1"
 #define VPOWER_XML_PREFIX "vpower"
@@ -203,9 +209,11 @@ struct drv_foreign {
 };
 
 struct drv_host;
+struct jnl;
 
 struct drv_host_ops {
     const char *name;                 /* "sysfs", "dummy". */
+    unsigned caps;                    /* DRV_HOST_* below. */
     /* 'root' replaces /sys/devices/system/cpu (fixture trees in tests). */
     struct drv_host *(*open)(const char *root, char *err, size_t errlen);
     void (*close)(struct drv_host *);
@@ -236,7 +244,16 @@ struct drv_host_ops {
      * warning naming the file, both values and the time). */
     size_t (*foreign)(struct drv_host *, struct drv_foreign *out,
                       size_t max);
+    /* Journals each file's original content before its first write
+     * (manager/journal.h); NULL detaches.  NULL op: nothing to journal. */
+    void (*set_journal)(struct drv_host *, struct jnl *);
 };
+
+/* drv_host_ops.caps: 'root' is a /sys/devices/system/cpu tree (real or
+ * a fixture): the energy model can be built from it, APERF/MPERF and
+ * thermal events belong to it, and a journal's sysfs entries restore
+ * it. */
+#define DRV_HOST_SYSFS_TREE 0x1u
 
 extern const struct drv_host_ops drv_host_sysfs;
 extern const struct drv_host_ops drv_host_dummy;

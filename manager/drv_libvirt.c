@@ -1152,6 +1152,7 @@ lv_migr_job(struct drv_hv *hv, const char *uuid, enum drv_job *job)
 
 const struct drv_hv_ops drv_hv_libvirt = {
     .name = "libvirt",
+    .caps = DRV_HV_LOCAL_QEMU,
     .open = lv_open,
     .close = lv_close,
     .list = lv_list,

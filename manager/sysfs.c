@@ -966,6 +966,7 @@ sysfs_root(const struct drv_host *h)
 
 const struct drv_host_ops drv_host_sysfs = {
     .name = "sysfs",
+    .caps = DRV_HOST_SYSFS_TREE,
     .open = sysfs_open,
     .close = sysfs_close,
     .n_cpus = sysfs_n_cpus,
@@ -977,4 +978,5 @@ const struct drv_host_ops drv_host_sysfs = {
     .get_idle = sysfs_get_idle,
     .set_idle_disable = sysfs_set_idle_disable,
     .foreign = sysfs_foreign,
+    .set_journal = sysfs_set_journal,
 };

@@ -15,6 +15,7 @@ sim_libvpowersim_a_SOURCES = \
 	sim/baseline.c sim/baseline.h \
 	sim/lowerbound.c sim/lowerbound.h \
 	sim/simrun.c sim/simrun.h \
+	sim/simhost.c sim/simhost.h \
 	sim/report.c sim/report.h \
 	sim/mix.c sim/mix.h \
 	sim/replay.c sim/replay.h sim/trace_record.c \
@@ -22,7 +23,8 @@ sim_libvpowersim_a_SOURCES = \
 	manager/util.c manager/util.h
 sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -pthread
 
-SIM_LDADD = sim/libvpowersim.a policy/libvpowerpolicy.a $(JSONC_LIBS) -lm
+SIM_LDADD = sim/libvpowersim.a manager/libvpowermgr.a \
+	policy/libvpowerpolicy.a $(JSONC_LIBS) $(LIBXML2_LIBS) -lm
 
 bin_PROGRAMS += sim/vpower-sim
 sim_vpower_sim_SOURCES = sim/vpower-sim.c

@@ -18,12 +18,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/conf.h"
+#include "manager/cycle.h"
+#include "manager/daemon.h"
+#include "manager/log.h"
+#include "manager/vmreg.h"
 #include "policy/policy.h"
 #include "sim/baseline.h"
 #include "sim/burst.h"
 #include "sim/exec.h"
 #include "sim/halt.h"
 #include "sim/lowerbound.h"
+#include "sim/simhost.h"
 #include "sim/xalloc.h"
 
 static const char *const pol_names[SIM_N_POL] = {
@@ -64,10 +70,13 @@ struct inst {
                                    * thermal cap ends. */
     double fed_load_s;            /* vpower kinds: load fed, nominal-vCPU
                                    * seconds. */
-    /* Variants only (SIM_P_VPOWER uses the host's): */
-    struct pol_state *st;
-    struct pol_vcpu *vcpus;
-    uint64_t next_s;
+    /* vpower kinds: vpowerd's cycle on the simulated drivers. */
+    struct vpd *d;
+    struct simhost *sh;
+    const struct sim_opts *o;
+    uint64_t t;                   /* Virtual clock, s. */
+    bool told_cap;                /* Sees the thermal cap. */
+    uint64_t next_s;              /* Variants: next decision instant. */
 };
 
 struct host {
@@ -76,24 +85,14 @@ struct host {
     uint64_t *vcpu_key;           /* Local vCPU -> global burst key. */
     uint32_t *vcpu_vm;            /* Local vCPU -> trace VM. */
     uint32_t *vcpu_idx;           /* Local vCPU -> index in its VM. */
-    struct pol_vm *vms;
-    struct pol_vcpu *vcpus;
-    struct pol_state *st;
+    uint32_t *vm_nvcpus;          /* Local VM -> its vCPU count. */
+    const char **vm_name;         /* Local VM -> trace file name. */
+    struct pol_vm_policy *vm_policy; /* Local VM -> policy, NULL: all
+                                   * default. */
     uint64_t next_s;              /* Next decision instant. */
     float *demand;                /* [steps * n_vcpus] this interval. */
     struct inst inst[SIM_N_POL];
-    uint32_t cpu_busy[POL_MAX_CPUS];  /* vpower's pol_input.cpu_busy_ppm */
-    uint32_t cpu_khz[POL_MAX_CPUS];   /* ... and .cpu_ran_khz. */
 };
-
-static double
-now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static bool
 thermal_capped(const struct sim_opts *o, unsigned dom, uint64_t t)
@@ -130,97 +129,142 @@ thermal_apply(const struct sim_opts *o, struct inst *in, uint64_t t)
     }
 }
 
-/* One vpower instance 'p' (SIM_P_VPOWER or a variant) with state 'st'
- * and loads 'vcpus': fold what its execution measured since its last
- * decision, decide, apply.  Returns its next decision instant in
- * '*next_s'. */
+static uint64_t
+virtual_clock(void *aux)
+{
+    return ((const struct inst *) aux)->t * UINT64_C(1000000000);
+}
+
+/* CPU time of the calling thread: what a cycle costs, whatever else
+ * runs on the machine. */
+static double
+thread_cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t
+stopwatch(void *aux)
+{
+    (void) aux;
+    return (uint64_t) llround(thread_cpu_s() * 1e9);
+}
+
+/* What vpowerd's thermal input would report: the caps in force, for the
+ * instances that see them. */
+static void
+told_caps(void *aux, const struct pol_model *m,
+          uint32_t caps[POL_MAX_DOMAINS])
+{
+    const struct inst *vi = aux;
+
+    for (unsigned d = 0; d < m->n_domains && vi->told_cap; d++) {
+        caps[d] = thermal_capped(vi->o, d, vi->t) ? vi->o->thermal_cap_khz
+                                                   : 0;
+    }
+}
+
+/* Sets up vpower instance 'p' of host 'hs': the daemon's state with the
+ * simulated drivers, its VMs found through them, a first sample. */
 static int
-decide_vpower(const struct sim_opts *o, struct host *hs, int p,
-              struct pol_state *st, struct pol_vcpu *vcpus, uint64_t t,
-              uint64_t *next_s, struct sim_result *res, char *err,
+vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
               size_t errlen)
 {
-    const struct pol_model *m = o->m;
     struct inst *vi = &hs->inst[p];
-    struct exec_host *h = vi->h;
-    bool halt_stats = p != SIM_P_VPOWER_NOHALT;
-    bool told_cap = p != SIM_P_VPOWER_NOCAP;
-    struct pol_input in;
-    double t0;
-    int rc;
+    const struct cycle_clock clock = { virtual_clock, vi };
+    const struct cycle_hooks hooks = {
+        .aux = vi,
+        .thermal_caps = told_caps,
+        .stopwatch_ns = o->profile ? stopwatch : NULL,
+    };
+    struct vpd *d = sim_xcalloc(1, sizeof *d);
 
-    for (size_t v = 0; v < hs->n_vcpus; v++) {
-        struct pol_vcpu *pv = &vcpus[v];
-        int cpu = h->vcpu_cpu[v];
+    vi->d = d;
+    vi->o = o;
+    vi->told_cap = p != SIM_P_VPOWER_NOCAP;
+    vi->sh = simhost_create(vi->h, hs->n_vms, hs->vm_nvcpus, hs->vm_name,
+                            hs->vm_policy, p != SIM_P_VPOWER_NOHALT);
+    conf_defaults(&d->conf);
+    conf_to_policy(&d->conf, &d->pcfg);
+    d->model = *o->m;
+    d->pol = pol_state_create(&d->model, &d->pcfg);
+    if (!d->pol) {
+        snprintf(err, errlen, "pol_state_create failed");
+        return -ENOMEM;
+    }
+    d->hv_ops = &simhost_hv_ops;
+    d->hv = simhost_hv(vi->sh);
+    d->host_ops = &simhost_host_ops;
+    d->host = simhost_host(vi->sh);
+    d->n_cpus = d->model.n_cpus;
+    d->energy_source = "model";
+    d->sched_core = o->sched_core;
+    cycle_create(d, &clock, &hooks);
+    for (unsigned c = 0; c < d->n_cpus; c++) {
+        d->cpus[c].present = d->cpus[c].managed = d->cpus[c].online = true;
+        cpuset_set(&d->cyc->managed, c);
+        cpuset_set(&d->cyc->online, c);
+    }
+    if (vmreg_resync(d) < 0 || d->n_vms != hs->n_vms) {
+        snprintf(err, errlen, "the simulated hypervisor lists %zu of %zu "
+                 "VMs", d->n_vms, hs->n_vms);
+        return -EIO;
+    }
+    cycle_prime(d);
+    return 0;
+}
 
-        if (h->period_s > 0) {
-            uint32_t khz = cpu >= 0
-                           ? h->plan->dom_freq_khz[m->cpu_domain[cpu]] : 0;
-            /* With halt stats busy time is guest work only (vpowerd
-             * subtracts the polled time); without, it is CPU time. */
-            double busy = h->busy_s[v]
-                          + (halt_stats ? 0 : halt_period_poll_s(h, v));
-            uint32_t cap = cpu >= 0 ? pol_model_capacity_at(m, cpu, khz)
-                                    : 0;
-
-            /* As pol_load_update() converts it: nominal-vCPU seconds. */
-            vi->fed_load_s += busy * (cap ? cap : POL_CAPACITY_SCALE)
-                              / POL_CAPACITY_SCALE;
-            pol_load_update(&pv->load, m, cpu, khz,
-                            (uint64_t) llround(busy * 1e9),
-                            (uint64_t) llround(h->ready_s[v] * 1e9),
-                            (uint64_t) llround(h->period_s * 1e9));
+static void
+vpower_destroy(struct inst *vi)
+{
+    if (vi->d) {
+        if (vi->d->cyc) {
+            vmreg_clear(vi->d);
         }
-        pv->cpu = h->applied ? cpu : -1;
+        cycle_destroy(vi->d);
+        pol_state_destroy(vi->d->pol);
+        free(vi->d);
+        vi->d = NULL;
     }
-    memset(&in, 0, sizeof in);
-    in.vms = hs->vms;
-    in.n_vms = hs->n_vms;
-    in.vcpus = vcpus;
-    in.n_vcpus = hs->n_vcpus;
-    cpuset_zero(&in.managed);
-    for (unsigned c = 0; c < m->n_cpus; c++) {
-        cpuset_set(&in.managed, c);
-    }
-    /* Every CPU the model has is ours: one the plan parked offline is
-     * still the policy's to wake (pol_input.online). */
-    in.online = in.managed;
-    in.now_ns = t * UINT64_C(1000000000);
-    in.sched_core = o->sched_core;
-    /* What cpuidle residency and cpufreq would show: each CPU's busy
-     * share since the last decision (without the polling where vpowerd
-     * has halt stats) and the frequency it ran at. */
-    if (h->period_s > 0) {
-        for (unsigned c = 0; c < m->n_cpus; c++) {
-            double b = (halt_stats ? h->cpu_guest_period[c]
-                                   : h->cpu_busy_period[c]) / h->period_s;
+    simhost_destroy(vi->sh);
+    vi->sh = NULL;
+}
 
-            hs->cpu_busy[c] = (uint32_t) llround((b > 1 ? 1 : b) * 1e6);
-            hs->cpu_khz[c] = h->plan->dom_freq_khz[m->cpu_domain[c]];
-        }
-        in.cpu_busy_ppm = hs->cpu_busy;
-        in.cpu_ran_khz = hs->cpu_khz;
+/* One cycle of vpower instance 'p' (SIM_P_VPOWER or a variant) at 't':
+ * the daemon samples what its simulated host ran since its last cycle,
+ * decides and acts through the drivers; the host then runs the result.
+ * Returns its next decision instant in '*next_s'. */
+static int
+vpower_cycle(struct host *hs, int p, uint64_t t, uint64_t *next_s,
+             struct sim_result *res, char *err, size_t errlen)
+{
+    struct inst *vi = &hs->inst[p];
+    struct vpd *d = vi->d;
+    uint32_t cap[POL_MAX_DOMAINS] = { 0 };
+    uint64_t n0 = d->n_decisions, in0 = d->cyc->decide_ns, sec;
+    double t0 = vi->o->profile ? thread_cpu_s() : 0;
+
+    vi->t = t;
+    cycle_run(d, true);
+    if (d->n_decisions == n0) {
+        snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s",
+                 sim_pol_name(p), (unsigned long long) t);
+        return -EINVAL;
     }
-    for (unsigned d = 0; d < m->n_domains; d++) {
-        in.thermal_cap_khz[d] = told_cap && thermal_capped(o, d, t)
-                                ? o->thermal_cap_khz : 0;
+    for (unsigned dm = 0; dm < vi->o->m->n_domains; dm++) {
+        cap[dm] = thermal_capped(vi->o, dm, t) ? vi->o->thermal_cap_khz : 0;
     }
-    t0 = now_s();
-    rc = pol_decide(st, &in, vi->plan);
-    res->decide_s += now_s() - t0;
+    vi->fed_load_s += simhost_commit(vi->sh, cap);
+    if (vi->o->profile) {
+        res->cycle_s += thread_cpu_s() - t0;
+    }
+    res->decide_s += (d->cyc->decide_ns - in0) / 1e9;
     res->n_decisions++;
-    if (rc) {
-        snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s: %s",
-                 sim_pol_name(p), (unsigned long long) t, strerror(-rc));
-        return rc;
-    }
-    thermal_apply(o, vi, t);
-    exec_apply(h, vi->plan);
-    {
-        uint64_t ns = vi->plan->next_interval_ns;
-        uint64_t sec = (ns + 500000000) / 1000000000;
-        *next_s = t + (sec < 1 ? 1 : sec > 10 ? 10 : sec);
-    }
+    sec = (cycle_next_delay_ns(d) + 500000000) / 1000000000;
+    *next_s = t + (sec ? sec : 1);
     return 0;
 }
 
@@ -264,8 +308,8 @@ static int
 decide(const struct sim_opts *o, struct host *hs, uint64_t t,
        struct sim_result *res, char *err, size_t errlen)
 {
-    int rc = decide_vpower(o, hs, SIM_P_VPOWER, hs->st, hs->vcpus, t,
-                           &hs->next_s, res, err, errlen);
+    int rc = vpower_cycle(hs, SIM_P_VPOWER, t, &hs->next_s, res, err,
+                          errlen);
 
     if (rc) {
         return rc;
@@ -386,10 +430,9 @@ run_steps(void *arg)
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
                 struct inst *vi = &hs->inst[p];
 
-                if (vi->st && t >= vi->next_s) {
-                    j->rc = decide_vpower(j->o, hs, p, vi->st, vi->vcpus, t,
-                                          &vi->next_s, &j->acc, j->err,
-                                          sizeof j->err);
+                if (sim_pol_is_variant(p) && vi->d && t >= vi->next_s) {
+                    j->rc = vpower_cycle(hs, p, t, &vi->next_s, &j->acc,
+                                         j->err, sizeof j->err);
                 }
             }
             for (int p = 0; p < SIM_P_LOWER && !j->rc; p++) {
@@ -431,6 +474,210 @@ sim_finish_mj_per_unit_s(const struct pol_model *m)
     return best < 0 ? 0 : best;
 }
 
+/* Host 'k''s VMs (trace VMs k, k + H, ...), its execution models and
+ * vpower instances.  Returns 0 or -errno with 'err' filled. */
+static int
+host_setup(const struct sim_opts *o, struct host *hs, unsigned k, char *err,
+           size_t errlen)
+{
+    const struct trace_set *ts = o->ts;
+    const struct pol_model *m = o->m;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+    size_t lv = 0, lm = 0;
+
+    hs->vm_index = sim_xcalloc(hs->n_vms, sizeof *hs->vm_index);
+    hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
+    hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
+    hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
+    hs->vm_nvcpus = sim_xcalloc(hs->n_vms, sizeof *hs->vm_nvcpus);
+    hs->vm_name = sim_xcalloc(hs->n_vms, sizeof *hs->vm_name);
+    if (o->vm_policy) {
+        hs->vm_policy = sim_xcalloc(hs->n_vms, sizeof *hs->vm_policy);
+    }
+    hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
+                             sizeof *hs->demand);
+    for (size_t i = k; i < ts->n_vms; i += H) {
+        hs->vm_index[lm] = i;
+        hs->vm_nvcpus[lm] = ts->vms[i].n_vcpus;
+        hs->vm_name[lm] = ts->vms[i].name;
+        if (o->vm_policy) {
+            hs->vm_policy[lm] = o->vm_policy[i];
+        }
+        for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
+            hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
+            hs->vcpu_vm[lv] = (uint32_t) i;
+            hs->vcpu_idx[lv] = c;
+            lv++;
+        }
+        lm++;
+    }
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
+            continue;
+        }
+        hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
+        hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
+        halt_enable(hs->inst[p].h, o->halt_poll_ns);
+        hs->inst[p].h->mig_cost_s = o->migration_cost_us / 1e6;
+        hs->inst[p].h->pin_cost_s = o->pin_cost_us / 1e6;
+        if (p == SIM_P_VPOWER || sim_pol_is_variant(p)) {
+            int rc = vpower_create(o, hs, p, err, errlen);
+
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs interval 'ivl''s steps of every host.  Hosts are independent
+ * until its end, so they run on up to n_threads threads (each its own
+ * hosts, all steps); every host computes exactly what it would alone,
+ * and the sums run in host order: the output does not depend on the
+ * thread count.  Returns 0 or the first error (in 'err'). */
+static int
+run_interval(const struct sim_opts *o, struct host *hosts, unsigned n_threads,
+             struct step_job *jobs, size_t ivl, struct sim_result *res,
+             char *err, size_t errlen)
+{
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = o->ts->interval_s;
+    int rc = 0;
+
+    unsigned nt = n_threads < H ? n_threads : H;
+    pthread_t tid[SIM_MAX_THREADS];
+    bool started[SIM_MAX_THREADS] = { false };
+
+    for (unsigned i = 0; i < nt; i++) {
+        jobs[i] = (struct step_job) {
+            .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
+            .ivl = ivl, .steps = steps,
+        };
+        if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
+                                    &jobs[i]) == 0) {
+            started[i] = true;
+        }
+    }
+    run_steps(&jobs[0]);
+    for (unsigned i = 1; i < nt; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        } else {
+            run_steps(&jobs[i]);     /* No thread: run it here. */
+        }
+    }
+    for (unsigned i = 0; i < nt; i++) {
+        res->decide_s += jobs[i].acc.decide_s;
+        res->cycle_s += jobs[i].acc.cycle_s;
+        res->n_decisions += jobs[i].acc.n_decisions;
+        if (jobs[i].rc && !rc) {
+            rc = jobs[i].rc;
+            snprintf(err, errlen, "%s", jobs[i].err);
+        }
+    }
+    return rc;
+}
+
+/* Each policy's totals from its hosts and the ready times 'ready[p]'
+ * ('n_ready' per policy, seconds; turned into % of the interval). */
+static void
+sum_totals(const struct sim_opts *o, const struct host *hosts,
+           float *const *ready, size_t n_ready, struct sim_result *res)
+{
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    /* Work left at the end is charged at one rate: backlog is
+     * in capacity-unit seconds, the rate in mJ per such unit. */
+    double finish_mj = sim_finish_mj_per_unit_s(o->m);
+
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        struct sim_row *r = &res->rows[p];
+        double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
+        double left = 0, overhead = 0, wait = 0;
+        uint64_t pins = 0, freqs = 0, migs = 0;
+
+        if (!r->ran) {
+            continue;
+        }
+        for (unsigned k = 0; k < H; k++) {
+            struct exec_host *h = hosts[k].inst[p].h;
+            r->energy_j += h->energy_j;
+            r->fed_load_s += hosts[k].inst[p].fed_load_s;
+            if (h->halt) {
+                r->poll_cpu_s += h->halt->poll_s;
+                halts += h->halt->halts;
+                halts_ok += h->halt->halts_ok;
+            }
+            dem += h->demand_work;
+            unmet += h->unmet_work;
+            for (size_t v = 0; v < h->n_vcpus; v++) {
+                left += h->backlog[v];
+            }
+            pins += h->pin_changes;
+            migs += h->migrations;
+            overhead += h->overhead_work;
+            wait += h->wait_work_s;
+            freqs += h->freq_changes;
+            act += h->active_cpu_s;
+            /* DPDK's and Nova's managers refuse overcommitted hosts. */
+            r->refused |= (p == SIM_P_DPDK || p == SIM_P_NOVA)
+                          && hosts[k].n_vcpus > o->m->n_cpus;
+        }
+        r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
+        r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
+        r->left_finish_j = left * finish_mj / 1000.0;
+        r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
+        r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
+        r->migrations_h = res->hours > 0 ? migs / res->hours : 0;
+        r->overhead_pct = dem > 0 ? 100.0 * overhead / dem : 0;
+        r->delay_ms = dem > 0 ? 1000.0 * wait / dem : 0;
+        r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
+        r->avg_active_cpus = act / (res->hours * 3600.0) / H;
+        for (size_t i = 0; i < n_ready; i++) {
+            ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
+        }
+        vm_percentiles(ts, hosts, H, ready[p], res->vm_rows[p]);
+        r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
+        r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
+    }
+}
+
+/* Each host's bursts of interval 'ivl', once for every policy
+ * ('burst': scratch of interval_s values), and each policy's energy and
+ * active-CPU time so far into 'e0' and 'a0'. */
+static void
+fill_bursts(const struct sim_opts *o, struct host *hosts, size_t ivl,
+            float *burst, double *e0, double *a0)
+{
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+
+    for (unsigned k = 0; k < H; k++) {
+        struct host *hs = &hosts[k];
+
+        for (size_t v = 0; v < hs->n_vcpus; v++) {
+            const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+            uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
+                                        + hs->vcpu_idx[v]];
+
+            burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
+                       steps, burst);
+            for (unsigned s = 0; s < steps; s++) {
+                hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
+            }
+        }
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            if (hs->inst[p].h) {
+                e0[p] += hs->inst[p].h->energy_j;
+                a0[p] += hs->inst[p].h->active_cpu_s;
+            }
+        }
+    }
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -440,7 +687,6 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     unsigned H = o->hosts ? o->hosts : 1;
     const unsigned steps = ts->interval_s;
     struct host *hosts = sim_xcalloc(H, sizeof *hosts);
-    struct pol_config cfg;
     struct lb_model *lb = lb_create(m);
     float *ready[SIM_N_POL] = { NULL };
     float *burst = sim_xcalloc(steps, sizeof *burst);
@@ -460,7 +706,8 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     res->hours = ts->n_intervals * (double) ts->interval_s / 3600.0;
     res->hosts = H;
     res->n_vms = ts->n_vms;
-    pol_config_default(&cfg);
+    /* The daemon's cycle logs what vpowerd would; only trouble here. */
+    log_set_level(LOG_LVL_WARN);
 
     for (size_t i = 0; i < ts->n_vms; i++) {
         hosts[i % H].n_vms++;
@@ -468,69 +715,11 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         total_vcpus += ts->vms[i].n_vcpus;
     }
     res->n_vcpus = total_vcpus;
-    for (unsigned k = 0; k < H; k++) {
-        struct host *hs = &hosts[k];
-        size_t lv = 0, lm = 0;
-
-        hs->vm_index = sim_xcalloc(hs->n_vms, sizeof *hs->vm_index);
-        hs->vcpu_key = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_key);
-        hs->vcpu_vm = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_vm);
-        hs->vcpu_idx = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpu_idx);
-        hs->vms = sim_xcalloc(hs->n_vms, sizeof *hs->vms);
-        hs->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *hs->vcpus);
-        hs->demand = sim_xcalloc((size_t) steps * hs->n_vcpus,
-                                 sizeof *hs->demand);
-        for (size_t i = k; i < ts->n_vms; i += H) {
-            struct pol_vm *pv = &hs->vms[lm];
-
-            hs->vm_index[lm] = i;
-            pv->id = (uint32_t) i;
-            pv->policy.share_smt = true;
-            if (o->vm_policy) {
-                pv->policy = o->vm_policy[i];
-            }
-            pv->first_vcpu = (uint32_t) lv;
-            pv->n_vcpus = ts->vms[i].n_vcpus;
-            for (uint32_t c = 0; c < ts->vms[i].n_vcpus; c++) {
-                hs->vcpu_key[lv] = ((uint64_t) i << 16) | c;
-                hs->vcpu_vm[lv] = (uint32_t) i;
-                hs->vcpu_idx[lv] = c;
-                hs->vcpus[lv].vm = (uint32_t) lm;
-                hs->vcpus[lv].idx = c;
-                hs->vcpus[lv].cpu = -1;
-                lv++;
-            }
-            lm++;
-        }
-        hs->st = pol_state_create(m, &cfg);
-        if (!hs->st) {
-            snprintf(err, errlen, "pol_state_create failed");
-            rc = -ENOMEM;
-            goto out;
-        }
-        for (int p = 0; p < SIM_P_LOWER; p++) {
-            if (p != SIM_P_VPOWER && !(o->mask & (1u << p))) {
-                continue;
-            }
-            hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
-            hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
-            halt_enable(hs->inst[p].h, o->halt_poll_ns);
-            hs->inst[p].h->mig_cost_s = o->migration_cost_us / 1e6;
-            hs->inst[p].h->pin_cost_s = o->pin_cost_us / 1e6;
-            if (sim_pol_is_variant(p)) {
-                struct inst *vi = &hs->inst[p];
-
-                vi->st = pol_state_create(m, &cfg);
-                if (!vi->st) {
-                    snprintf(err, errlen, "pol_state_create failed");
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                vi->vcpus = sim_xcalloc(hs->n_vcpus, sizeof *vi->vcpus);
-                memcpy(vi->vcpus, hs->vcpus,
-                       hs->n_vcpus * sizeof *vi->vcpus);
-            }
-        }
+    for (unsigned k = 0; k < H && !rc; k++) {
+        rc = host_setup(o, &hosts[k], k, err, errlen);
+    }
+    if (rc) {
+        goto out;
     }
     for (int p = 0; p < SIM_P_LOWER; p++) {
         if (hosts[0].inst[p].h) {
@@ -549,65 +738,9 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (size_t ivl = 0; ivl < ts->n_intervals && !rc; ivl++) {
         double e0[SIM_N_POL] = { 0 }, a0[SIM_N_POL] = { 0 };
 
-        /* Bursts of this interval, once for every policy. */
-        for (unsigned k = 0; k < H; k++) {
-            struct host *hs = &hosts[k];
-
-            for (size_t v = 0; v < hs->n_vcpus; v++) {
-                const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
-                uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
-                                            + hs->vcpu_idx[v]];
-
-                burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
-                           steps, burst);
-                for (unsigned s = 0; s < steps; s++) {
-                    hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
-                }
-            }
-            for (int p = 0; p < SIM_P_LOWER; p++) {
-                if (hs->inst[p].h) {
-                    e0[p] += hs->inst[p].h->energy_j;
-                    a0[p] += hs->inst[p].h->active_cpu_s;
-                }
-            }
-        }
-        /* The interval's steps: hosts are independent until its end,
-         * so they run on up to n_threads threads (each its own hosts,
-         * all steps); every host computes exactly what it would alone,
-         * and the sums below run in host order: the output does not
-         * depend on the thread count. */
-        {
-            unsigned nt = n_threads < H ? n_threads : H;
-            pthread_t tid[SIM_MAX_THREADS];
-            bool started[SIM_MAX_THREADS] = { false };
-
-            for (unsigned i = 0; i < nt; i++) {
-                jobs[i] = (struct step_job) {
-                    .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
-                    .ivl = ivl, .steps = steps,
-                };
-                if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
-                                            &jobs[i]) == 0) {
-                    started[i] = true;
-                }
-            }
-            run_steps(&jobs[0]);
-            for (unsigned i = 1; i < nt; i++) {
-                if (started[i]) {
-                    pthread_join(tid[i], NULL);
-                } else {
-                    run_steps(&jobs[i]);     /* No thread: run it here. */
-                }
-            }
-            for (unsigned i = 0; i < nt; i++) {
-                res->decide_s += jobs[i].acc.decide_s;
-                res->n_decisions += jobs[i].acc.n_decisions;
-                if (jobs[i].rc && !rc) {
-                    rc = jobs[i].rc;
-                    snprintf(err, errlen, "%s", jobs[i].err);
-                }
-            }
-        }
+        fill_bursts(o, hosts, ivl, burst, e0, a0);
+        rc = run_interval(o, hosts, n_threads, jobs, ivl, res, err,
+                          errlen);
         /* Interval end: unmet work, ready times, series, lower bound. */
         for (unsigned k = 0; k < H; k++) {
             struct host *hs = &hosts[k];
@@ -662,61 +795,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         goto out;
     }
 
-    /* Totals.  Work left at the end is charged at one rate: backlog is
-     * in capacity-unit seconds, the rate in mJ per such unit. */
-    double finish_mj = sim_finish_mj_per_unit_s(o->m);
-
-    for (int p = 0; p < SIM_P_LOWER; p++) {
-        struct sim_row *r = &res->rows[p];
-        double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
-        double left = 0, overhead = 0, wait = 0;
-        uint64_t pins = 0, freqs = 0, migs = 0;
-
-        if (!r->ran) {
-            continue;
-        }
-        for (unsigned k = 0; k < H; k++) {
-            struct exec_host *h = hosts[k].inst[p].h;
-            r->energy_j += h->energy_j;
-            r->fed_load_s += hosts[k].inst[p].fed_load_s;
-            if (h->halt) {
-                r->poll_cpu_s += h->halt->poll_s;
-                halts += h->halt->halts;
-                halts_ok += h->halt->halts_ok;
-            }
-            dem += h->demand_work;
-            unmet += h->unmet_work;
-            for (size_t v = 0; v < h->n_vcpus; v++) {
-                left += h->backlog[v];
-            }
-            pins += h->pin_changes;
-            migs += h->migrations;
-            overhead += h->overhead_work;
-            wait += h->wait_work_s;
-            freqs += h->freq_changes;
-            act += h->active_cpu_s;
-        }
-        r->unmet_pct = dem > 0 ? 100.0 * unmet / dem : 0;
-        r->left_pct = dem > 0 ? 100.0 * left / dem : 0;
-        r->left_finish_j = left * finish_mj / 1000.0;
-        r->poll_ok_pct = halts > 0 ? 100.0 * halts_ok / halts : 0;
-        r->pin_changes_h = res->hours > 0 ? pins / res->hours : 0;
-        r->migrations_h = res->hours > 0 ? migs / res->hours : 0;
-        r->overhead_pct = dem > 0 ? 100.0 * overhead / dem : 0;
-        r->delay_ms = dem > 0 ? 1000.0 * wait / dem : 0;
-        for (unsigned k = 0; k < H; k++) {
-            r->refused |= (p == SIM_P_DPDK || p == SIM_P_NOVA)
-                          && hosts[k].n_vcpus > m->n_cpus;
-        }
-        r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
-        r->avg_active_cpus = act / (res->hours * 3600.0) / H;
-        for (size_t i = 0; i < n_ready; i++) {
-            ready[p][i] = (float) (100.0 * ready[p][i] / ts->interval_s);
-        }
-        vm_percentiles(ts, hosts, H, ready[p], res->vm_rows[p]);
-        r->ready_p50_pct = percentile(ready[p], n_ready, 0.50);
-        r->ready_p99_pct = percentile(ready[p], n_ready, 0.99);
-    }
+    sum_totals(o, hosts, ready, n_ready, res);
     for (int p = 0; p < SIM_N_POL; p++) {
         res->rows[p].avg_power_w = res->hours > 0
             ? res->rows[p].energy_j / (res->hours * 3600.0) : 0;
@@ -727,18 +806,17 @@ out:
         struct host *hs = &hosts[k];
 
         for (int p = 0; p < SIM_N_POL; p++) {
+            vpower_destroy(&hs->inst[p]);
             exec_host_destroy(hs->inst[p].h);
             pol_plan_destroy(hs->inst[p].plan);
-            pol_state_destroy(hs->inst[p].st);
-            free(hs->inst[p].vcpus);
         }
-        pol_state_destroy(hs->st);
         free(hs->vm_index);
         free(hs->vcpu_key);
         free(hs->vcpu_vm);
         free(hs->vcpu_idx);
-        free(hs->vms);
-        free(hs->vcpus);
+        free(hs->vm_nvcpus);
+        free(hs->vm_name);
+        free(hs->vm_policy);
         free(hs->demand);
     }
     free(late);

@@ -1,7 +1,9 @@
 /* sim/simrun.h -- Lock-step replay of a trace set under every policy.
  *
  * sim_run() replays one trace set, in virtual time with 1-second steps,
- * through vpower's pol_decide() and every baseline at once: the same
+ * through vpowerd's own decision cycle (manager/cycle.h, one instance
+ * per simulated host on the drivers of sim/simhost.h) and every
+ * baseline at once: the same
  * bursts, the same hosts, the same execution model and energy function.
  * vpower decides at the instants it asks for (next_interval_ns, bounded
  * to [1 s, 10 s]), the static baselines with it; schedutil and DPDK's
@@ -107,6 +109,9 @@ struct sim_opts {
                                    * docs/baselines.md's). */
     double pin_cost_us;           /* ... to each change of its allowed
                                    * set. */
+    bool profile;                 /* Measure the CPU time of vpower's
+                                   * cycles and of pol_decide() in them
+                                   * (sim_result.cycle_s, decide_s). */
 };
 
 /* Per-VM results of one policy (appended). */
@@ -173,8 +178,12 @@ struct sim_result {
     double hours;
     unsigned hosts;
     size_t n_vms, n_vcpus;
-    uint64_t n_decisions;         /* pol_decide() calls. */
-    double decide_s;              /* Wall time inside pol_decide(). */
+    uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
+    double decide_s;              /* CPU time inside pol_decide() and */
+    double cycle_s;               /* inside vpowerd's cycles
+                                   * (cycle_run(), pol_decide() included)
+                                   * and the simulated hosts' commits;
+                                   * both 0 without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
     /* Appended: [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */

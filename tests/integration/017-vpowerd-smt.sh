@@ -7,7 +7,9 @@
 # pins of every other VM (vCPUs and emulators) stay off every thread of
 # the cores a's vCPUs may run on, in every pin table written over
 # several decisions; 'vpowerctl explain a' says what isolation cost;
-# with share_smt back on, a shares the pool again.
+# with share_smt back on, a shares the pool again.  Then vpowerd starts
+# again with 'default_share_smt no' and a fresh hypervisor: a VM without
+# a policy of its own is isolated, and says so in get-policy.
 set -eu
 
 T=$(basename "$0" .sh)
@@ -95,6 +97,23 @@ out=$("$CTL" explain a | tr "\n" " ")
 case $out in
     *"SMT isolation"*) fail "explain a still names isolation: $out" ;;
 esac
+vpd_stop
+[ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC"
+
+# default_share_smt: no VM has metadata in a fresh dummy hypervisor.
+echo "default_share_smt no" >> "$VPD_TMP/vpowerd.conf"
+export VPOWER_DUMMY_STATE=$VPD_TMP/pins2
+vpd_start "$VPD_TMP/vpowerd2.log" --config "$VPD_TMP/vpowerd.conf" \
+    --driver=dummy --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx"
+vpd_wait_log "$VPD_TMP/vpowerd2.log" "decision" 10 || fail "no decision"
+out=$("$CTL" get-policy a)
+printf '%s\n' "$out" | grep -Eq '^Share SMT: +no$' ||
+    fail "default_share_smt no: get-policy a says: $out"
+for ((i = 0; i < 100; i++)); do
+    isolated && break
+    sleep 0.1
+done
+isolated || fail "default_share_smt no: a not isolated: $(tr '\n' ' ' < "$VPOWER_DUMMY_STATE")"
 vpd_stop
 [ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC"
 log "ok"

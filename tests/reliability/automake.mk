@@ -10,10 +10,10 @@
 # The daemon core (manager/daemon.c) with the dummy host's error
 # injection and a fake hypervisor that raises events.
 check_PROGRAMS += tests/reliability/rel-daemon
-# (daemon.c compares its driver with drv_hv_libvirt: link both drivers,
-# as vpowerd does.)
 tests_reliability_rel_daemon_SOURCES = tests/reliability/rel-daemon.c \
-	manager/daemon.c manager/daemon.h manager/drv_dummy_hv.c
+	manager/daemon.c manager/daemon.h \
+	manager/restore.c manager/restore.h \
+	manager/drv_dummy_hv.c
 tests_reliability_rel_daemon_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
 	$(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 tests_reliability_rel_daemon_LDADD = manager/libvpowervirt.a \

@@ -273,13 +273,22 @@ test_scenario(const char *dir)
             CHECK(off.rows[p].poll_cpu_s == 0);
         }
     }
-    /* With halt stats vpower sees what it sees without polling: same
-     * decisions, so its extra energy is the polling's. */
-    CHECK(v1->fed_load_s == v0->fed_load_s);
-    CHECK(v1->unmet_pct == v0->unmet_pct);
-    CHECK(v1->pin_changes_h == v0->pin_changes_h);
-    CHECK(v1->freq_changes_h == v0->freq_changes_h);
-    CHECK(v1->avg_active_cpus == v0->avg_active_cpus);
+    /* With halt stats vpower's vCPU loads are what they are without
+     * polling.  The per-CPU busy share is corrected only approximately
+     * (vpowerd subtracts a vCPU's polling on the CPU it reports, not on
+     * the core that polled), so decisions may differ a little; its
+     * extra energy is still the polling's.  Plans that differ a little
+     * also move vCPUs a different number of times, and each move costs
+     * run time (--migration-cost), so the fed load matches to 1e-4, a
+     * hundredth of what feeding the polled time adds (about 1 %). */
+    CHECK(fabs(v1->fed_load_s - v0->fed_load_s) <= 1e-4 * v0->fed_load_s);
+    CHECK(fabs(v1->unmet_pct - v0->unmet_pct) <= 0.05);
+    CHECK(fabs(v1->pin_changes_h - v0->pin_changes_h)
+          <= 0.1 * v0->pin_changes_h + 1);
+    CHECK(fabs(v1->freq_changes_h - v0->freq_changes_h)
+          <= 0.1 * v0->freq_changes_h + 1);
+    CHECK(fabs(v1->avg_active_cpus - v0->avg_active_cpus)
+          <= 0.1 * v0->avg_active_cpus);
     CHECK(v1->energy_j > v0->energy_j);
     CHECK(v1->energy_j - v0->energy_j
           <= v1->poll_cpu_s * max_core_busy_w());

@@ -7,7 +7,7 @@ MANAGER_TESTS = \
 check_PROGRAMS += $(MANAGER_TESTS)
 TESTS += $(MANAGER_TESTS)
 MANAGER_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
-	$(CMOCKA_LIBS) -lm
+	$(CMOCKA_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS) -lm
 tests_unit_test_drv_libvirt_SOURCES = tests/unit/test-drv-libvirt.c
 tests_unit_test_drv_libvirt_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBVIRT_CFLAGS)
@@ -54,3 +54,10 @@ tests_unit_test_domxml_SOURCES = tests/unit/test-domxml.c
 tests_unit_test_domxml_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_domxml_LDADD = manager/libvpowervirt.a \
 	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
+
+# The decision cycle on dummy drivers and a virtual clock.
+check_PROGRAMS += tests/unit/test-cycle
+TESTS += tests/unit/test-cycle
+tests_unit_test_cycle_SOURCES = tests/unit/test-cycle.c
+tests_unit_test_cycle_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_cycle_LDADD = $(MANAGER_TEST_LDADD)

@@ -1,0 +1,335 @@
+/* tests/unit/test-cycle.c -- vpowerd's decision cycle (manager/cycle.h)
+ * on dummy drivers and a virtual clock, through a scripted day: VMs
+ * appear, one spikes, all go idle, one vanishes, and a host driver call
+ * fails.  Checks the actions the cycle takes and what it keeps. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "manager/conf.h"
+#include "manager/cycle.h"
+#include "manager/daemon.h"
+#include "manager/drv_dummy_host.h"
+#include "manager/hostmodel.h"
+#include "manager/log.h"
+#include "manager/vmreg.h"
+
+/* ---- A scripted hypervisor on the virtual clock ---------------------- */
+
+#define N_VMS 2
+#define MAX_VCPUS 2
+
+struct script_vm {
+    const char *name;
+    unsigned n_vcpus;
+    bool running;
+    unsigned busy_pct;            /* Each vCPU's share of wall time. */
+    uint64_t time_ns[MAX_VCPUS];  /* Cumulative CPU time. */
+    struct cpuset pin[MAX_VCPUS];
+};
+
+struct drv_hv {
+    struct script_vm vm[N_VMS];
+    uint64_t now_ns, last_ns;
+    unsigned n_pins;
+};
+
+static struct drv_hv hv;
+
+static uint64_t
+vclock(void *aux)
+{
+    return ((struct drv_hv *) aux)->now_ns;
+}
+
+/* Advances the virtual clock by 's' seconds of scripted load. */
+static void
+advance(unsigned s)
+{
+    uint64_t dt = (uint64_t) s * 1000000000u;
+
+    for (unsigned i = 0; i < N_VMS; i++) {
+        for (unsigned k = 0; k < hv.vm[i].n_vcpus && hv.vm[i].running; k++) {
+            hv.vm[i].time_ns[k] += dt / 100 * hv.vm[i].busy_pct;
+        }
+    }
+    hv.now_ns += dt;
+}
+
+static int
+find(const char *uuid)
+{
+    for (int i = 0; i < N_VMS; i++) {
+        if (hv.vm[i].running && !strcmp(hv.vm[i].name, uuid)) {
+            return i;
+        }
+    }
+    return -ENOENT;
+}
+
+static int
+s_list(struct drv_hv *h, struct drv_dom **doms, size_t *n)
+{
+    struct drv_dom *d = calloc(N_VMS, sizeof *d);
+
+    *n = 0;
+    for (unsigned i = 0; i < N_VMS; i++) {
+        if (h->vm[i].running) {
+            snprintf(d[*n].uuid, sizeof d[*n].uuid, "%s", h->vm[i].name);
+            snprintf(d[*n].name, sizeof d[*n].name, "%s", h->vm[i].name);
+            d[*n].id = (int) i;
+            d[*n].n_vcpus = h->vm[i].n_vcpus;
+            (*n)++;
+        }
+    }
+    *doms = d;
+    return 0;
+}
+
+static int
+s_vcpu_stats(struct drv_hv *h, const char *uuid, struct drv_vcpu_stat *out,
+             size_t max, size_t *n)
+{
+    int i = find(uuid);
+
+    if (i < 0) {
+        return i;
+    }
+    *n = h->vm[i].n_vcpus < max ? h->vm[i].n_vcpus : max;
+    for (size_t k = 0; k < *n; k++) {
+        out[k].time_ns = h->vm[i].time_ns[k];
+        out[k].has_delay = true;
+        out[k].cpu = -1;
+        CPUSET_FOREACH (c, &h->vm[i].pin[k]) {
+            out[k].cpu = (int) c;
+            break;
+        }
+    }
+    return 0;
+}
+
+static int
+s_pin_vcpu(struct drv_hv *h, const char *uuid, unsigned vcpu,
+           const struct cpuset *set)
+{
+    int i = find(uuid);
+
+    if (i < 0) {
+        return i;
+    }
+    h->vm[i].pin[vcpu] = *set;
+    h->n_pins++;
+    return 0;
+}
+
+static int
+s_pin_emulator(struct drv_hv *h, const char *uuid, const struct cpuset *set)
+{
+    (void) h;
+    (void) set;
+    return find(uuid) < 0 ? -ENOENT : 0;
+}
+
+static int
+s_get_vcpu_pin(struct drv_hv *h, const char *uuid, unsigned vcpu,
+               struct cpuset *set)
+{
+    int i = find(uuid);
+
+    if (i < 0) {
+        return i;
+    }
+    *set = h->vm[i].pin[vcpu];
+    return 0;
+}
+
+static int
+s_get_emulator_pin(struct drv_hv *h, const char *uuid, struct cpuset *set)
+{
+    (void) h;
+    (void) uuid;
+    (void) set;
+    return -ENOTSUP;
+}
+
+static int
+s_get_metadata(struct drv_hv *h, const char *uuid, char *buf, size_t len)
+{
+    (void) h;
+    (void) uuid;
+    (void) len;
+    buf[0] = '\0';
+    return 0;
+}
+
+static int
+s_set_metadata(struct drv_hv *h, const char *uuid, const char *xml)
+{
+    (void) h;
+    (void) uuid;
+    (void) xml;
+    return -ENOTSUP;
+}
+
+static const struct drv_hv_ops script_hv = {
+    .name = "script",
+    .list = s_list,
+    .vcpu_stats = s_vcpu_stats,
+    .pin_vcpu = s_pin_vcpu,
+    .pin_emulator = s_pin_emulator,
+    .get_vcpu_pin = s_get_vcpu_pin,
+    .get_emulator_pin = s_get_emulator_pin,
+    .get_metadata = s_get_metadata,
+    .set_metadata = s_set_metadata,
+};
+
+/* ---- The day --------------------------------------------------------- */
+
+static struct vpd d;
+
+/* Runs cycles for 's' seconds as vpowerd's timer would; returns the
+ * largest number of active CPUs planned meanwhile. */
+static unsigned
+run_for(unsigned s)
+{
+    uint64_t end = hv.now_ns + (uint64_t) s * 1000000000u;
+    unsigned most = 0;
+
+    while (hv.now_ns < end) {
+        unsigned k;
+
+        advance((unsigned) (cycle_next_delay_ns(&d) / 1000000000u));
+        /* Idle residency of the dummy host follows the scripted load. */
+        for (unsigned c = 0; c < d.n_cpus; c++) {
+            dummy_host_advance_idle(d.host, c, 2, 500000);
+        }
+        cycle_run(&d, true);
+        k = cpuset_count(&d.plan->active);
+        most = k > most ? k : most;
+    }
+    return most;
+}
+
+static void
+setup_day(void)
+{
+    static const struct cycle_clock clock = { vclock, &hv };
+    char err[256];
+
+    memset(&hv, 0, sizeof hv);
+    memset(&d, 0, sizeof d);
+    hv.vm[0] = (struct script_vm) { .name = "web", .n_vcpus = 2 };
+    hv.vm[1] = (struct script_vm) { .name = "batch", .n_vcpus = 1 };
+    conf_defaults(&d.conf);
+    conf_to_policy(&d.conf, &d.pcfg);
+    d.hv_ops = &script_hv;
+    d.hv = &hv;
+    d.host_ops = &drv_host_dummy;
+    d.host = drv_host_dummy.open("cpus=8", err, sizeof err);
+    assert_non_null(d.host);
+    assert_int_equal(drv_host_dummy.n_cpus(d.host, &d.n_cpus), 0);
+    assert_int_equal(hostmodel_build(d.host_ops, d.host, NULL, &d.model,
+                                     err, sizeof err), 0);
+    d.pol = pol_state_create(&d.model, &d.pcfg);
+    assert_non_null(d.pol);
+    cycle_create(&d, &clock, NULL);
+    for (unsigned c = 0; c < d.n_cpus; c++) {
+        d.cpus[c].present = d.cpus[c].managed = d.cpus[c].online = true;
+        cpuset_set(&d.cyc->managed, c);
+        cpuset_set(&d.cyc->online, c);
+        for (unsigned i = 0; i < N_VMS; i++) {
+            for (unsigned k = 0; k < MAX_VCPUS; k++) {
+                cpuset_set(&hv.vm[i].pin[k], c);
+            }
+        }
+    }
+    assert_int_equal(vmreg_resync(&d), 0);
+    cycle_prime(&d);
+}
+
+static void
+test_day(void **state)
+{
+    clock_t t0 = clock();
+    uint64_t pins, freqs;
+    unsigned quiet, spike;
+
+    (void) state;
+    setup_day();
+
+    /* No VMs yet: decisions, nothing to pin. */
+    run_for(20);
+    assert_true(d.n_decisions > 0);
+    assert_int_equal(d.n_vms, 0);
+    assert_int_equal(hv.n_pins, 0);
+
+    /* Two VMs appear, lightly loaded: they get pinned, and after the
+     * packing dwell they share few cores. */
+    hv.vm[0].running = hv.vm[1].running = true;
+    hv.vm[0].busy_pct = hv.vm[1].busy_pct = 5;
+    assert_int_equal(vmreg_resync(&d), 0);
+    assert_int_equal(d.n_vms, 2);
+    run_for(120);
+    assert_true(hv.n_pins > 0);
+    assert_true(d.n_actions[POL_A_PIN_VCPU] == hv.n_pins);
+    quiet = cpuset_count(&d.plan->active);
+    assert_true(quiet < d.n_cpus);
+
+    /* web spikes: more cores at once, frequency raised. */
+    freqs = d.n_actions[POL_A_SET_FREQ];
+    hv.vm[0].busy_pct = 100;
+    spike = run_for(30);
+    assert_true(spike > quiet);
+    assert_true(d.n_actions[POL_A_SET_FREQ] > freqs);
+    assert_true(d.host_energy_j > 0);
+
+    /* All idle again: packed back down after the dwell. */
+    hv.vm[0].busy_pct = 1;
+    hv.vm[1].busy_pct = 1;
+    run_for(180);
+    assert_true(cpuset_count(&d.plan->active) < spike);
+
+    /* A frequency write fails once: counted, the cycle goes on. */
+    dummy_host_inject(d.host, DUMMY_OP_SET_FREQ, -1, -EIO, 1);
+    hv.vm[0].busy_pct = 100;
+    run_for(30);
+    assert_true(d.n_errors[VPD_E_SYSFS] >= 1);
+    hv.vm[0].busy_pct = 1;
+
+    /* batch vanishes between cycles: dropped at the next sample. */
+    hv.vm[1].running = false;
+    pins = d.n_actions[POL_A_PIN_VCPU];
+    run_for(10);
+    assert_int_equal(d.n_vms, 1);
+    assert_string_equal(d.vms->dom.name, "web");
+    assert_true(d.n_actions[POL_A_PIN_VCPU] >= pins);
+    assert_true(d.vms->energy_j > 0);
+
+    vmreg_clear(&d);
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+    /* The whole day in virtual time, well under a second of CPU. */
+    assert_true((double) (clock() - t0) / CLOCKS_PER_SEC < 1.0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_day),
+    };
+
+    log_set_level(LOG_LVL_WARN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
