@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "policy/internal.h"
+#include "policy/num.h"
 
 #define MAX_LINE 1024           /* Longer lines are rejected. */
 #define MAX_TOKENS 24
@@ -70,16 +71,9 @@ ordered(struct parser *p, const char *what, uint32_t v, uint32_t prev,
 static int
 parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
-    uint64_t v = 0;
-    int n = 0;
+    uint64_t v;
 
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || ++n > 10) {
-            return -EINVAL;
-        }
-        v = v * 10 + (uint64_t) (*s - '0');
-    }
-    if (!n || v > max) {
+    if (num_parse_u64(s, max, &v)) {
         return -EINVAL;
     }
     *out = (uint32_t) v;
