@@ -26,7 +26,7 @@ config/vpowerd.service: config/vpowerd.service.in Makefile
 all-local: config/vpowerd.service
 
 if HAVE_SYSTEMDSYSTEMUNITDIR
-# vpower-exporter.service is distributed by manager/exporter.mk.
+# vpower-exporter.service is distributed by manager/control/exporter.mk.
 nodist_systemdsystemunit_DATA = config/vpowerd.service \
 	config/vpower-exporter.service
 endif

@@ -12,7 +12,7 @@
 
 #include "manager/attrib.h"
 #include "manager/daemon.h"
-#include "manager/haltstats.h"
+#include "manager/inputs/haltstats.h"
 #include "manager/log.h"
 #include "manager/util.h"
 #include "manager/vmreg.h"

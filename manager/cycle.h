@@ -9,7 +9,7 @@
  * plan, executes the difference to what is in force (pol_plan_diff)
  * through the drivers, and attributes the interval's estimated energy to
  * the VMs.  It touches the world only through the driver tables of the
- * 'struct vpd' it runs on (manager/drv.h), reads time only from the
+ * 'struct vpd' it runs on (manager/drivers/drv.h), reads time only from the
  * clock its caller hands in, and reaches everything else (finer vCPU
  * counters, measured frequency, thermal caps, the journal, the record)
  * through optional hooks.  So vpowerd (libvirt and sysfs drivers, the
@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "policy/policy.h"
 
 struct vpd;

@@ -23,17 +23,18 @@
 #include <string.h>
 
 #include "manager/cycle.h"
-#include "manager/freqsrc.h"
+#include "manager/inputs/freqsrc.h"
+#include "manager/drivers/sysfs.h"
 #include "manager/guestchan.h"
-#include "manager/hostmodel.h"
+#include "manager/inputs/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
-#include "manager/qemuconf.h"
+#include "manager/inputs/qemuconf.h"
 #include "manager/record.h"
 #include "manager/restore.h"
 #include "manager/sched.h"
-#include "manager/taskstats.h"
-#include "manager/thermal.h"
+#include "manager/inputs/taskstats.h"
+#include "manager/inputs/thermal.h"
 #include "manager/util.h"
 #include "manager/vmpolicy.h"
 #include "manager/vmreg.h"
@@ -42,13 +43,12 @@
 
 #define HINT_DEFAULT_MS 1000
 #define HINT_LATENCY_MS 60000
-#define REAL_CPU_ROOT "/sys/devices/system/cpu"
 
 /* What the daemon adds to the cycle: its inputs and outputs. */
 struct vpd_priv {
     struct jnl *jnl;
     bool stopping;
-    /* Inputs (manager/taskstats.h, freqsrc.h, thermal.h). */
+    /* Inputs (manager/inputs/taskstats.h, freqsrc.h, thermal.h). */
     struct ts_source *ts;           /* NULL: counters from the driver. */
     bool local_qemu;                /* vCPU threads are on this host. */
     struct freqsrc *fs;             /* NULL: the host driver's cur_khz. */
@@ -595,7 +595,7 @@ open_inputs(struct vpd *d)
     struct vpd_priv *pv = d->priv;
     const char *uri = d->conf.connect_uri;
     bool sysfs = d->host_ops->caps & DRV_HOST_SYSFS_TREE;
-    bool real_root = sysfs && !strcmp(d->conf.sysfs_root, REAL_CPU_ROOT);
+    bool real_root = sysfs && !strcmp(d->conf.sysfs_root, SYSFS_DEFAULT_ROOT);
     char e[256], ready[160], therm[300];
     int da;
 

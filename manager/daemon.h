@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "manager/conf.h"
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "policy/policy.h"
 
 struct sched;
@@ -116,7 +116,7 @@ struct vpd {
      * to restore, work arrays, journal); NULL outside vpd_start(). */
     struct vpd_priv *priv;
     /* Appended by the control engineer: the control socket server
-     * (manager/ctl.h), owned by cmds_start()/cmds_stop(); NULL when not
+     * (manager/control/ctl.h), owned by cmds_start()/cmds_stop(); NULL when not
      * serving. */
     struct ctl_server *ctl;
     /* Appended by the control engineer: set_freq actions applied per

@@ -47,7 +47,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "policy/cpuset.h"
 
 #define JNL_PATH_LEN 128
@@ -135,7 +135,7 @@ int jnl_record_emulator_pin(struct jnl *, const char *uuid,
 int jnl_record_sysfs(struct jnl *, const char *relpath, const char *orig);
 int jnl_record_online(struct jnl *, unsigned cpu, bool was_online);
 
-/* Originals of the housekeeping driver (manager/housekeeping.h), which
+/* Originals of the housekeeping driver (manager/drivers/housekeeping.h), which
  * restores them itself (hk_record_from_jnl, hk_restore).  Keys: a cgroup
  * file relative to the cgroup root; a systemd unit name; an IRQ number;
  * the one workqueue mask.  Values may be empty except the mask's. */

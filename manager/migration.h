@@ -2,7 +2,7 @@
  * on one domain.
  *
  * The hypervisor driver reports migrations as enum drv_migr events
- * (manager/drv.h) and answers "which job runs on this domain now"
+ * (manager/drivers/drv.h) and answers "which job runs on this domain now"
  * (drv_hv_ops.migr_job).  This module keeps, per domain, what the events
  * said and combines it with the job answer into one verdict the daemon
  * follows before it touches the domain:
@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 
 enum migr_verdict {
     MIGR_MANAGE,

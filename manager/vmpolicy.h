@@ -1,7 +1,7 @@
 /* manager/vmpolicy.h -- A VM's policy as domain metadata.
  *
  * vpowerd keeps each VM's policy in the domain's own metadata (namespace
- * VPOWER_XML_NS, manager/drv.h), so it survives daemon restarts and
+ * VPOWER_XML_NS, manager/drivers/drv.h), so it survives daemon restarts and
  * travels with the domain: one element
  *   <policy kind="balanced" latency-us="0" min-freq-khz="0"
  *           never-offline="no" share-smt="yes"/>
@@ -22,7 +22,7 @@
 void vmpol_default(enum pol_kind kind, bool share_smt,
                    struct pol_vm_policy *p);
 
-/* Reading the element back is domxml_policy_parse() (manager/domxml.h):
+/* Reading the element back is domxml_policy_parse() (manager/drivers/domxml.h):
  * the guest owner's text goes through an XML parser, never a scanner. */
 
 /* Writes 'p' as a <policy> element into 'buf'. */

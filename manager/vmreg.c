@@ -11,7 +11,7 @@
 
 #include "manager/cycle.h"
 #include "manager/daemon.h"
-#include "manager/domxml.h"
+#include "manager/drivers/domxml.h"
 #include "manager/log.h"
 #include "manager/util.h"
 #include "manager/vmpolicy.h"

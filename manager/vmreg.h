@@ -9,7 +9,7 @@
 #ifndef VPOWER_VMREG_H
 #define VPOWER_VMREG_H 1
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 
 struct vpd;
 struct vpd_vm;

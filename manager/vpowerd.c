@@ -5,7 +5,7 @@
  * (libvirt or the dummy hypervisor; sysfs with a configurable root or the
  * dummy host), starts the daemon (manager/daemon.c) and runs the loop
  * until SIGTERM or SIGINT, then restores everything it changed and exits
- * 0.  The control socket (manager/cmds.h) is served on the same loop
+ * 0.  The control socket (manager/control/cmds.h) is served on the same loop
  * from just after the start until just before the restore.  SIGUSR1
  * toggles the host-wide performance override (also `vpowerctl
  * override`).  Startup problems (bad option, bad config
@@ -24,10 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "manager/cmds.h"
+#include "manager/control/cmds.h"
 #include "manager/conf.h"
 #include "manager/daemon.h"
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "manager/log.h"
 #include "manager/notify.h"
 #include "manager/sched.h"

@@ -49,7 +49,7 @@ bench: sim/bench sim/vpower-sim
 VPOWER_BENCH_TRACE = $(abs_top_srcdir)/../shared/data/traces/planetlab-cloudsim/20110303
 
 EXTRA_DIST += docs/simulator.md docs/baselines.md
-# man_MANS is set in manager/ctl.mk (included before this file), which
+# man_MANS is set in manager/control/ctl.mk (included before this file), which
 # also puts $(man_MANS) into EXTRA_DIST.
 man_MANS += docs/man/vpower-sim.1
 

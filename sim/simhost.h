@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "sim/exec.h"
 
 extern const struct drv_hv_ops simhost_hv_ops;

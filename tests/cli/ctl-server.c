@@ -1,6 +1,6 @@
 /* tests/cli/ctl-server.c -- The real control server over a hand-built vpd.
  *
- * Links manager/ctl.c and manager/cmds.c exactly as vpowerd does, but
+ * Links manager/control/ctl.c and manager/control/cmds.c exactly as vpowerd does, but
  * around a 'struct vpd' filled here (two CPUs, two VMs, counters with
  * known values) and small stand-ins for daemon.c's vpd_* calls, so the
  * socket server, access control and every verb's JSON are tested without
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/cmds.h"
+#include "manager/control/cmds.h"
 #include "manager/daemon.h"
 #include "manager/log.h"
 #include "manager/sched.h"

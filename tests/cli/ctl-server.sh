@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/cli/ctl-server.sh -- vpowerctl against the real control server
-# (manager/ctl.c + cmds.c) around a hand-built daemon state
+# (manager/control/ctl.c + cmds.c) around a hand-built daemon state
 # (tests/cli/ctl-server.c): no hypervisor, exact known values.
 #
 # Checks: socket directory 0755 and socket 0666 are created; every verb's

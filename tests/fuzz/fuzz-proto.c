@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/proto.h"
+#include "manager/control/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

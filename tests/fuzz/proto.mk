@@ -16,11 +16,11 @@ EXTRA_DIST += tests/fuzz/corpus/proto
 FUZZ_CLANG = clang
 FUZZ_SECONDS = 60
 tests/fuzz/fuzz-proto: $(srcdir)/tests/fuzz/fuzz-proto.c \
-		$(srcdir)/manager/proto.c $(srcdir)/manager/util.c \
+		$(srcdir)/manager/control/proto.c $(srcdir)/manager/util.c \
 		$(srcdir)/policy/explain.c
 	$(FUZZ_CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -I$(top_builddir) -I$(top_srcdir) $(JSONC_CFLAGS) \
-	  -o $@ $(srcdir)/tests/fuzz/fuzz-proto.c $(srcdir)/manager/proto.c \
+	  -o $@ $(srcdir)/tests/fuzz/fuzz-proto.c $(srcdir)/manager/control/proto.c \
 	  $(srcdir)/manager/util.c policy/libvpowerpolicy.a $(JSONC_LIBS) -lm
 fuzz-proto: policy/libvpowerpolicy.a
 	@command -v $(FUZZ_CLANG) >/dev/null || \

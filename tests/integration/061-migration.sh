@@ -1,7 +1,7 @@
 #!/bin/bash
 # 061-migration.sh -- a real live migration of a TCG guest between two
 # libvirtds on this one machine, and what each end then reports: the
-# signals vpowerd's libvirt driver follows (manager/drv_libvirt.h) and
+# signals vpowerd's libvirt driver follows (manager/drivers/drv_libvirt.h) and
 # the pins and policy metadata the domain arrives with.
 #
 # The second libvirtd ("dst") runs in a private mount namespace: its own

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 

@@ -37,7 +37,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "manager/taskstats.h"
+#include "manager/inputs/taskstats.h"
 #include "policy/model.h"
 #include "policy/policy.h"
 

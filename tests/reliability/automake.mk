@@ -13,7 +13,7 @@ check_PROGRAMS += tests/reliability/rel-daemon
 tests_reliability_rel_daemon_SOURCES = tests/reliability/rel-daemon.c \
 	manager/daemon.c manager/daemon.h \
 	manager/restore.c manager/restore.h \
-	manager/drv_dummy_hv.c
+	manager/drivers/drv_dummy_hv.c
 tests_reliability_rel_daemon_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
 	$(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 tests_reliability_rel_daemon_LDADD = manager/libvpowervirt.a \

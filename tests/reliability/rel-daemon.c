@@ -3,7 +3,7 @@
  *
  * Links manager/daemon.c (the measure/decide/apply cycle, journal and
  * restore) with the in-memory dummy host driver, whose error injection
- * (manager/drv_dummy_host.h) is only reachable in-process, and with a
+ * (manager/drivers/drv_dummy_host.h) is only reachable in-process, and with a
  * small fake hypervisor defined here that, unlike drv_hv_dummy, raises
  * the STARTED/STOPPED events libvirt raises.  Modes:
  *
@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "manager/daemon.h"
-#include "manager/drv.h"
-#include "manager/drv_dummy_host.h"
+#include "manager/drivers/drv.h"
+#include "manager/drivers/drv_dummy_host.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"

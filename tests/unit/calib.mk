@@ -1,4 +1,4 @@
-# tests/unit/calib.mk -- calibration (manager/calib.mk) against a
+# tests/unit/calib.mk -- calibration (manager/calibrate/calib.mk) against a
 # simulated host with a hidden true model; the sysfs fixture tree comes
 # from tests/fixtures/mksysfs.sh at run time; the true model is
 # config/models/xeon-r640-2s.model (distributed by config/automake.mk).

@@ -1,4 +1,4 @@
-# tests/unit/ctl.mk -- unit tests of the control protocol (manager/proto.c)
+# tests/unit/ctl.mk -- unit tests of the control protocol (manager/control/proto.c)
 # and of what keeps foreign bytes out of log lines (manager/log.c).
 check_PROGRAMS += tests/unit/test-proto
 TESTS += tests/unit/test-proto

@@ -5,7 +5,7 @@ check_PROGRAMS += tests/unit/test-metrics tests/unit/test-attrib \
 TESTS += tests/unit/test-metrics tests/unit/test-attrib tests/unit/test-histo
 
 tests_unit_test_metrics_SOURCES = tests/unit/test-metrics.c \
-	manager/metrics.c manager/metrics.h
+	manager/control/metrics.c manager/control/metrics.h
 tests_unit_test_metrics_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	$(CMOCKA_CFLAGS)
 tests_unit_test_metrics_LDADD = manager/libvpowermgr.a $(JSONC_LIBS) -lm \
@@ -17,7 +17,7 @@ tests_unit_test_attrib_LDADD = manager/libvpowermgr.a \
 	policy/libvpowerpolicy.a $(CMOCKA_LIBS) -lm
 
 tests_unit_test_histo_SOURCES = tests/unit/test-histo.c \
-	manager/metrics.c manager/metrics.h
+	manager/control/metrics.c manager/control/metrics.h
 tests_unit_test_histo_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	$(CMOCKA_CFLAGS)
 tests_unit_test_histo_LDADD = manager/libvpowermgr.a $(JSONC_LIBS) -lm \

@@ -1,5 +1,5 @@
 # tests/unit/inputs.mk -- unit tests of the measurement inputs
-# (manager/inputs.mk): recorded netlink replies in tests/fixtures/netlink,
+# (manager/inputs/inputs.mk): recorded netlink replies in tests/fixtures/netlink,
 # KVM stats fixtures in tests/fixtures/kvm, fixture trees built at run time.
 INPUTS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) \
 	-DVPOWER_ABS_SRCDIR='"$(abs_top_srcdir)"'

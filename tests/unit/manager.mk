@@ -26,7 +26,7 @@ tests_unit_test_virtloop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 tests_unit_test_virtloop_LDADD = manager/libvpowervirt.a \
 	$(MANAGER_TEST_LDADD) $(LIBVPOWERVIRT_LIBS)
 tests_unit_test_drv_dummy_hv_SOURCES = \
-	tests/unit/test-drv-dummy-hv.c manager/drv_dummy_hv.c
+	tests/unit/test-drv-dummy-hv.c manager/drivers/drv_dummy_hv.c
 tests_unit_test_drv_dummy_hv_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_drv_dummy_hv_LDADD = $(MANAGER_TEST_LDADD)
 
@@ -47,7 +47,7 @@ tests_unit_test_notify_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBSYSTEMD_CFLAGS)
 tests_unit_test_notify_LDADD = $(MANAGER_TEST_LDADD) $(LIBSYSTEMD_LIBS)
 
-# The domain XML and metadata reader (manager/domxml.c, libxml2).
+# The domain XML and metadata reader (manager/drivers/domxml.c, libxml2).
 check_PROGRAMS += tests/unit/test-domxml
 TESTS += tests/unit/test-domxml
 tests_unit_test_domxml_SOURCES = tests/unit/test-domxml.c

@@ -1,4 +1,4 @@
-# tests/unit/meter.mk -- unit tests of the power meters (manager/meter.mk)
+# tests/unit/meter.mk -- unit tests of the power meters (manager/drivers/meter.mk)
 # on fixture powercap and hwmon trees built at run time in $TMPDIR.
 # ioctl(2) is wrapped to play the OpenIPMI device's side of a DCMI
 # exchange on a regular file.

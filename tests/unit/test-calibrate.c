@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "manager/calib.h"
-#include "manager/calib_lsq.h"
-#include "manager/drv.h"
-#include "manager/meter.h"
-#include "manager/sysfs.h"
+#include "manager/calibrate/calib.h"
+#include "manager/calibrate/calib_lsq.h"
+#include "manager/drivers/drv.h"
+#include "manager/drivers/meter.h"
+#include "manager/drivers/sysfs.h"
 #include "manager/util.h"
 #include "policy/model.h"
 #include "policy/policy.h"

@@ -19,8 +19,8 @@
 #include "manager/conf.h"
 #include "manager/cycle.h"
 #include "manager/daemon.h"
-#include "manager/drv_dummy_host.h"
-#include "manager/hostmodel.h"
+#include "manager/drivers/drv_dummy_host.h"
+#include "manager/inputs/hostmodel.h"
 #include "manager/log.h"
 #include "manager/vmreg.h"
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "manager/domxml.h"
+#include "manager/drivers/domxml.h"
 #include "policy/cpuset.h"
 
 #define AGENT "org.vpower.agent.0"

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "manager/drv.h"
+#include "manager/drivers/drv.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 

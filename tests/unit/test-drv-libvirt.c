@@ -22,8 +22,8 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
-#include "manager/drv.h"
-#include "manager/drv_libvirt.h"
+#include "manager/drivers/drv.h"
+#include "manager/drivers/drv_libvirt.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 

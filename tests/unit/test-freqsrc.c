@@ -10,7 +10,7 @@
 
 #include <config.h>
 
-#include "manager/freqsrc.h"
+#include "manager/inputs/freqsrc.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -5,7 +5,7 @@
 
 #include <config.h>
 
-#include "manager/haltstats.h"
+#include "manager/inputs/haltstats.h"
 
 #include <errno.h>
 #include <setjmp.h>

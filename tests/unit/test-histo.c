@@ -1,4 +1,4 @@
-/* tests/unit/test-histo.c -- latency histograms (manager/histo.h): the
+/* tests/unit/test-histo.c -- latency histograms (manager/control/histo.h): the
  * bucket a sample falls into (bounds inclusive), count, sum and max,
  * quantiles, and the JSON that vpower-exporter renders as the
  * vpower_hint_apply_seconds histogram, which it refuses when
@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "manager/histo.h"
-#include "manager/metrics.h"
+#include "manager/control/histo.h"
+#include "manager/control/metrics.h"
 
 #define US 1000ull
 #define MS 1000000ull

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 
-#include "manager/drv.h"
-#include "manager/hostmodel.h"
-#include "manager/sysfs.h"
+#include "manager/drivers/drv.h"
+#include "manager/inputs/hostmodel.h"
+#include "manager/drivers/sysfs.h"
 #include "policy/model.h"
 #include "tests/unit/hostdrv-fixture.h"
 

@@ -28,7 +28,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "manager/housekeeping.h"
+#include "manager/drivers/housekeeping.h"
 #include "manager/journal.h"
 #include "manager/log.h"
 #include "tests/unit/hostdrv-fixture.h"

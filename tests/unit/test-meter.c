@@ -15,7 +15,7 @@
 
 #include <config.h>
 
-#include "manager/meter.h"
+#include "manager/drivers/meter.h"
 
 #include <errno.h>
 #include <setjmp.h>

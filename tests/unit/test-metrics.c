@@ -1,4 +1,4 @@
-/* tests/unit/test-metrics.c -- Prometheus rendering (manager/metrics.c).
+/* tests/unit/test-metrics.c -- Prometheus rendering (manager/control/metrics.c).
  *
  * A structure checker parses the rendered text the way a strict scraper
  * does: HELP then TYPE once per family, a family's samples together and
@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "manager/metrics.h"
+#include "manager/control/metrics.h"
 
 static const char status_json[] =
     "{\"version\":\"0.1.0\",\"uptime_seconds\":12.5,\"driver\":\"libvirt\","

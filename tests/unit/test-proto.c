@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "manager/proto.h"
+#include "manager/control/proto.h"
 
 static enum proto_err
 parse(const char *line, struct proto_request *req)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "manager/qemuconf.h"
+#include "manager/inputs/qemuconf.h"
 
 static char path[256];
 

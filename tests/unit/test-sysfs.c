@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "manager/drv.h"
-#include "manager/drv_dummy_host.h"
+#include "manager/drivers/drv.h"
+#include "manager/drivers/drv_dummy_host.h"
 #include "manager/journal.h"
-#include "manager/sysfs.h"
+#include "manager/drivers/sysfs.h"
 #include "tests/unit/hostdrv-fixture.h"
 
 /* ---- write(2) wrapper ------------------------------------------------ */

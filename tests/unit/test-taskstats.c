@@ -8,7 +8,7 @@
 
 #include <config.h>
 
-#include "manager/taskstats.h"
+#include "manager/inputs/taskstats.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -11,7 +11,7 @@
 
 #include <config.h>
 
-#include "manager/thermal.h"
+#include "manager/inputs/thermal.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <libvirt/libvirt.h>
 
-#include "manager/virtloop.h"
+#include "manager/drivers/virtloop.h"
 #include "manager/sched.h"
 
 static struct sched *loop;

@@ -1,0 +1,261 @@
+/* manager/drivers/drv.h -- Driver tables: the only way vpowerd touches the world.
+ *
+ * Policy decides, drivers execute.  A hypervisor driver (libvirt, dummy)
+ * lists domains, samples vCPU times and pins threads; a host driver
+ * (sysfs with a configurable root, dummy) reads and sets CPU frequency,
+ * idle-state limits and online state and reads idle residency.  Every
+ * function returns 0 or a negative errno and never aborts on bad input
+ * from the kernel or libvirt: a bad value is an error for that one CPU
+ * or domain, logged and counted by the caller, never fatal.  Domains are
+ * named by UUID string (36 chars + NUL), which survives libvirtd
+ * restarts and id changes. */
+
+#ifndef VPOWER_DRV_H
+#define VPOWER_DRV_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/cpuset.h"
+
+struct sched;
+
+#define DRV_UUID_LEN 37
+#define DRV_NAME_LEN 128
+#define DRV_PATH_LEN 108          /* sun_path. */
+#define DRV_MAX_IDLE 8
+
+/* ---- Hypervisor ------------------------------------------------------ */
+
+struct drv_dom {
+    char uuid[DRV_UUID_LEN];
+    char name[DRV_NAME_LEN];
+    int id;                        /* Hypervisor id, -1 if not running. */
+    unsigned n_vcpus;              /* Currently online vCPUs. */
+    bool persistent;
+    bool static_pinning;           /* Admin's <cputune> pins: hands off. */
+    struct cpuset static_cpus;     /* Union of those pins. */
+    char agent_path[DRV_PATH_LEN]; /* Host end of the virtio-serial channel
+                                    * org.vpower.agent.0, "" if none. */
+    bool migrated_in;              /* Runs here since a migration brought
+                                    * it (libvirt: RUNNING_MIGRATED).  Its
+                                    * live pins, and for a transient domain
+                                    * the static pins read from its live
+                                    * definition, may be another host's
+                                    * vpowerd's. */
+};
+
+struct drv_vcpu_stat {
+    uint64_t time_ns;              /* Cumulative CPU time. */
+    uint64_t delay_ns;             /* Cumulative run-queue delay. */
+    bool has_delay;
+    int cpu;                       /* Last host CPU, -1 unknown. */
+    /* Appended by the integration engineer: KVM halt polling (cumulative
+     * poll_success + poll_fail ns, manager/inputs/haltstats.h), spin the host
+     * did for the guest's wake-up latency, not guest work. */
+    uint64_t halt_poll_ns;
+    bool has_halt;
+};
+
+enum drv_event {
+    DRV_EV_STARTED,                /* Includes migrated in, resumed. */
+    DRV_EV_STOPPED,                /* Includes crashed, migrated out. */
+    DRV_EV_CHANGED,                /* vCPU count or definition changed. */
+    DRV_EV_DISCONNECTED,           /* Lost the hypervisor connection. */
+};
+typedef void drv_event_cb(void *aux, enum drv_event, const char *uuid);
+
+/* Live migration, as the hypervisor tells it on either host.  A domain
+ * that migrates still raises the plain events above (DRV_EV_STARTED when
+ * it appears here, DRV_EV_STOPPED when it leaves); a driver that knows
+ * migrations calls the migration callback first, with one of these:
+ *
+ *   DRV_MIGR_OUT_BEGIN  a migration of this running domain to another
+ *                       host is under way (memory copy or the final
+ *                       pause); it may still fail and stay here.
+ *   DRV_MIGR_IN_BEGIN   the domain was started here, paused, to receive
+ *                       an incoming migration; it is not yet ours.
+ *   DRV_MIGR_GONE       it stopped here because it now runs on another
+ *                       host (libvirt: STOPPED_MIGRATED).
+ *   DRV_MIGR_RESUMED    it runs again after a migration: on the
+ *                       destination the migration finished and the
+ *                       domain arrived; on the source the migration was
+ *                       cancelled or failed after the final pause and the
+ *                       domain stays (libvirt: RESUMED_MIGRATED on both).
+ *
+ * Events can be missed (vpowerd started in the middle, a reconnect), and
+ * a migration that fails before its final pause raises no event on the
+ * source: the job query (drv_hv_ops.migr_job) is the authority for "a
+ * migration runs now". */
+enum drv_migr {
+    DRV_MIGR_OUT_BEGIN,
+    DRV_MIGR_IN_BEGIN,
+    DRV_MIGR_GONE,
+    DRV_MIGR_RESUMED,
+};
+typedef void drv_migr_cb(void *aux, enum drv_migr, const char *uuid);
+
+/* The job running on a domain now. */
+enum drv_job {
+    DRV_JOB_NONE,                  /* No job. */
+    DRV_JOB_MIGR_OUT,              /* Outgoing migration. */
+    DRV_JOB_MIGR_IN,               /* Incoming migration. */
+    DRV_JOB_OTHER,                 /* Save, dump, snapshot, backup... */
+};
+
+struct drv_hv;                     /* Driver instance, opaque. */
+
+struct drv_hv_ops {
+    const char *name;              /* "libvirt", "dummy". */
+    unsigned caps;                 /* DRV_HV_* below. */
+    /* Connects to 'uri'; events go through 'sched' into 'cb'.  Returns
+     * an instance or NULL with 'err' filled. */
+    struct drv_hv *(*open)(const char *uri, struct sched *,
+                           drv_event_cb *cb, void *aux,
+                           char *err, size_t errlen);
+    void (*close)(struct drv_hv *);
+    /* Running domains; '*doms' is malloc'ed, caller frees. */
+    int (*list)(struct drv_hv *, struct drv_dom **doms, size_t *n);
+    int (*vcpu_stats)(struct drv_hv *, const char *uuid,
+                      struct drv_vcpu_stat *out, size_t max, size_t *n);
+    /* Live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition is
+     * never touched.  A pin the driver knows to be in force already
+     * (it set or read it, and no event of the domain said otherwise)
+     * returns 0 without calling the hypervisor. */
+    int (*pin_vcpu)(struct drv_hv *, const char *uuid, unsigned vcpu,
+                    const struct cpuset *);
+    int (*pin_emulator)(struct drv_hv *, const char *uuid,
+                        const struct cpuset *);  /* And its iothreads. */
+    /* -ERANGE if the domain has no vCPU 'vcpu'. */
+    int (*get_vcpu_pin)(struct drv_hv *, const char *uuid, unsigned vcpu,
+                        struct cpuset *);
+    int (*get_emulator_pin)(struct drv_hv *, const char *uuid,
+                            struct cpuset *);
+    /* vpower's <metadata> element (namespace VPOWER_XML_NS) as text into
+     * 'buf', "" if absent. */
+    int (*get_metadata)(struct drv_hv *, const char *uuid,
+                        char *buf, size_t len);
+    /* Sets (xml != NULL) or removes it, live and persistent where the
+     * domain is persistent. */
+    int (*set_metadata)(struct drv_hv *, const char *uuid, const char *xml);
+    /* Optional (NULL: the driver knows no migrations).  Sets the
+     * callback for enum drv_migr events of this instance (NULL cb: none);
+     * it runs from the same loop as the event callback, before the plain
+     * event of the same change. */
+    void (*set_migr_cb)(struct drv_hv *, drv_migr_cb *cb, void *aux);
+    /* Optional.  The job running on domain 'uuid' now into '*job'.
+     * Returns 0, -ENOENT if the domain is gone, -ENOTCONN while
+     * disconnected or -EIO. */
+    int (*migr_job)(struct drv_hv *, const char *uuid, enum drv_job *job);
+};
+
+/* drv_hv_ops.caps: with a local URI ("" or qemu:///system) the domains
+ * are QEMU processes on this host, so their vCPU threads can be read
+ * directly (manager/inputs/taskstats.h). */
+#define DRV_HV_LOCAL_QEMU 0x1u
+
+#define VPOWER_XML_NS "http://vpower.org/xmlns/policy/1"
+#define VPOWER_XML_PREFIX "vpower"
+
+extern const struct drv_hv_ops drv_hv_libvirt;
+extern const struct drv_hv_ops drv_hv_dummy;
+
+/* ---- Host (cpufreq, cpuidle, hotplug) ------------------------------- */
+
+struct drv_freq {
+    uint32_t cur_khz;
+    uint32_t min_khz, max_khz;        /* scaling_min/max_freq. */
+    uint32_t hw_min_khz, hw_max_khz;  /* cpuinfo_min/max_freq. */
+    char governor[32];
+    bool has_setspeed;                /* userspace governor available. */
+};
+
+struct drv_idle {
+    unsigned n_states;
+    char name[DRV_MAX_IDLE][32];
+    uint32_t latency_us[DRV_MAX_IDLE];
+    uint32_t residency_us[DRV_MAX_IDLE];
+    uint64_t time_us[DRV_MAX_IDLE];   /* Cumulative residency. */
+    bool disabled[DRV_MAX_IDLE];
+};
+
+/* A knob (one writable file of one CPU: scaling_min_freq,
+ * scaling_max_freq, scaling_governor, a cpuidle state's disable, online)
+ * that another writer changed behind vpowerd's back.  Other power agents
+ * (tuned, power-profiles-daemon, Nova's cpu_power_management, an
+ * administrator) write the same files; sysfs does not say who wrote, so
+ * the writer is unknown and only the change is reported.  A knob is
+ * foreign when, read back before vpowerd writes it (or when vpowerd reads
+ * it), it holds neither the value vpowerd last wrote nor, if vpowerd
+ * never wrote it, the value vpowerd first read there.  From then on the
+ * driver never writes it again (it stays foreign until the driver is
+ * closed) and the journal replay does not restore it (journal.h). */
+struct drv_foreign {
+    unsigned cpu;                 /* For a cpufreq policy of several
+                                   * CPUs (one set of files), the CPU
+                                   * through which it was found. */
+    char knob[48];                /* Below cpuN/, e.g. "online",
+                                   * "cpufreq/scaling_max_freq",
+                                   * "cpuidle/state2/disable". */
+    char expected[32];            /* vpowerd's value (last written, or
+                                   * first read), truncated. */
+    char found[32];               /* The other writer's, truncated. */
+    bool written;                 /* 'expected' was written by vpowerd. */
+    int64_t since_s;              /* Wall clock (s since the epoch) when
+                                   * vpowerd last wrote or first read
+                                   * 'expected': the change came later. */
+    int64_t when_s;               /* Wall clock when it was found. */
+};
+
+struct drv_host;
+struct jnl;
+
+struct drv_host_ops {
+    const char *name;                 /* "sysfs", "dummy". */
+    unsigned caps;                    /* DRV_HOST_* below. */
+    /* 'root' replaces /sys/devices/system/cpu (fixture trees in tests). */
+    struct drv_host *(*open)(const char *root, char *err, size_t errlen);
+    void (*close)(struct drv_host *);
+    int (*n_cpus)(struct drv_host *, unsigned *n);   /* possible CPUs. */
+    int (*is_online)(struct drv_host *, unsigned cpu, bool *online);
+    int (*set_online)(struct drv_host *, unsigned cpu, bool online);
+    /* -ENOTSUP where the CPU has no cpufreq. */
+    int (*get_freq)(struct drv_host *, unsigned cpu, struct drv_freq *);
+    /* Writes in a safe order (max before min when raising). */
+    int (*set_freq_range)(struct drv_host *, unsigned cpu,
+                          uint32_t min_khz, uint32_t max_khz);
+    int (*set_governor)(struct drv_host *, unsigned cpu, const char *gov);
+    int (*get_idle)(struct drv_host *, unsigned cpu, struct drv_idle *);
+    int (*set_idle_disable)(struct drv_host *, unsigned cpu,
+                            unsigned state, bool disable);
+    /* Knobs other writers took over (struct drv_foreign), or NULL for a
+     * driver that does not track them.  Copies the first min(max, total)
+     * in the order they were found into 'out' (may be NULL when 'max' is
+     * 0) and returns the total, which never decreases while the instance
+     * is open: the count to export as a metric.  A write vpowerd asks
+     * for on a foreign knob is not made: set_freq_range, set_governor
+     * and set_idle_disable return 0 (callers read the state back through
+     * get_freq/get_idle), set_online returns -EPERM unless the CPU is
+     * already in the state asked (callers keep the online state from its
+     * result).  Wiring: metrics and `vpowerctl status` call
+     *   n = ops->foreign ? ops->foreign(h, list, ARRAY_SIZE(list)) : 0;
+     * each period or on request; found knobs are also logged once (a
+     * warning naming the file, both values and the time). */
+    size_t (*foreign)(struct drv_host *, struct drv_foreign *out,
+                      size_t max);
+    /* Journals each file's original content before its first write
+     * (manager/journal.h); NULL detaches.  NULL op: nothing to journal. */
+    void (*set_journal)(struct drv_host *, struct jnl *);
+};
+
+/* drv_host_ops.caps: 'root' is a /sys/devices/system/cpu tree (real or
+ * a fixture): the energy model can be built from it, APERF/MPERF and
+ * thermal events belong to it, and a journal's sysfs entries restore
+ * it. */
+#define DRV_HOST_SYSFS_TREE 0x1u
+
+extern const struct drv_host_ops drv_host_sysfs;
+extern const struct drv_host_ops drv_host_dummy;
+
+#endif /* manager/drivers/drv.h */
