@@ -1,3 +1,3 @@
 # tests/lint/automake.mk -- build-time rules checked by `make check`.
-TESTS += tests/lint/policy-pure.sh
-EXTRA_DIST += tests/lint/policy-pure.sh
+TESTS += tests/lint/policy-pure.sh tests/lint/include-rules.sh
+EXTRA_DIST += tests/lint/policy-pure.sh tests/lint/include-rules.sh
