@@ -44,8 +44,8 @@ struct vpd_conf {
     uint32_t pack_dwell_ms;         /* pack_dwell_ms 30000 */
     uint32_t hint_rate;             /* hint_rate 20 (per second per VM) */
     bool use_turbo;                 /* turbo no */
-    /* Appended by the integration engineer: the record file (record_path)
-     * is renamed to FILE.1 and started anew past this size. */
+    /* The record file (record_path) is renamed to FILE.1 and started anew
+     * past this size. */
     uint32_t record_max_bytes;      /* record_max_bytes 67108864 */
     /* "FILE:LINE" of the directive that set the field last ("" for the
      * default), for the checks against the running system. */

@@ -41,7 +41,6 @@ struct vpd_vcpu {
     struct pol_load load;           /* Policy's per-vCPU history. */
     struct cpuset applied;          /* Allowed set as last applied. */
     struct cpuset original;         /* As found, restored on exit. */
-    /* Appended by the integration engineer: */
     uint64_t busy_ns, ready_ns;     /* Deltas of the last sampled interval
                                      * (what went into pol_load_update). */
     bool sampled;                   /* The last sample updated the load
@@ -112,18 +111,17 @@ struct vpd {
     double baseline_energy_j;       /* Same load under 'performance'. */
     uint32_t est_power_mw;
     uint64_t cycle_timer;
-    /* Appended by daemon.c's owner: state private to daemon.c (originals
-     * to restore, work arrays, journal); NULL outside vpd_start(). */
+    /* State private to daemon.c (originals to restore, work arrays,
+     * journal); NULL outside vpd_start(). */
     struct vpd_priv *priv;
-    /* Appended by the control engineer: the control socket server
-     * (manager/control/ctl.h), owned by cmds_start()/cmds_stop(); NULL when not
-     * serving. */
+    /* The control socket server (manager/control/ctl.h), owned by
+     * cmds_start()/cmds_stop(); NULL when not serving. */
     struct ctl_server *ctl;
-    /* Appended by the control engineer: set_freq actions applied per
-     * frequency domain (status freq_domains[].changes_total); daemon.c
-     * increments it next to n_actions[POL_A_SET_FREQ]. */
+    /* set_freq actions applied per frequency domain (status
+     * freq_domains[].changes_total); the cycle increments it next to
+     * n_actions[POL_A_SET_FREQ]. */
     uint64_t dom_freq_changes[POL_MAX_DOMAINS];
-    /* Appended by the integration engineer (status, exporter): */
+    /* For status and the exporter: */
     double unattributed_energy_j;   /* The "_host" pseudo-VM's share of
                                      * host_energy_j (manager/attrib.h). */
     double saved_energy_j;          /* Sum over intervals of max(0,

@@ -22,7 +22,8 @@
 void vmpol_default(enum pol_kind kind, bool share_smt,
                    struct pol_vm_policy *p);
 
-/* Reading the element back is domxml_policy_parse() (manager/drivers/domxml.h):
+/* Reading the element back is domxml_policy_parse()
+ * (manager/drivers/domxml.h):
  * the guest owner's text goes through an XML parser, never a scanner. */
 
 /* Writes 'p' as a <policy> element into 'buf'. */

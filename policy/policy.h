@@ -82,7 +82,6 @@ struct pol_load {
     uint32_t last_cap;       /* Busy in the last interval. */
     uint32_t last_ready_ppm; /* Ready in the last interval. */
     uint32_t n_samples;      /* Saturates; used for warm-up. */
-    /* Appended (second policy round): */
     uint32_t var_cap2;       /* Decayed variance of busy, capacity units
                               * squared, scaled to a 1 s sample (see
                               * docs/policy.md): what statistical
@@ -129,7 +128,7 @@ struct pol_input {
     uint64_t now_ns;             /* Caller's monotonic clock. */
     bool override_performance;   /* Host-wide "power does not matter". */
     uint32_t thermal_cap_khz[POL_MAX_DOMAINS]; /* 0 = no cap. */
-    /* Appended (fourth round): what each CPU did over the last interval,
+    /* What each CPU did over the last interval,
      * indexed by CPU, borrowed for the call; NULL = not measured.  Busy
      * share in ppm (UINT32_MAX = unknown for that CPU) and the frequency
      * it ran at (kHz, 0 = nominal).  With them a pool core that is alone

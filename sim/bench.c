@@ -7,7 +7,8 @@
  * time of one whole PlanetLab day (all VMs of 20110303) on 4 server
  * hosts with vpower alone (vpowerd's cycle on the simulated drivers,
  * against 10 s, with the shares of the time inside pol_decide() and
- * inside the rest of the cycle) and with `--compare` (against 30 s).  These are
+ * inside the rest of the cycle) and with `--compare` (against 30 s).  These
+ * are
  * measurements that print; nothing here fails a build. */
 
 #include <config.h>

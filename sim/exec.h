@@ -208,7 +208,8 @@ void exec_step(struct exec_host *h, const float *demand);
 
 /* Ends a trace interval: the interval's shortfall (backlog growth) is
  * added to unmet demand (and stored in 'late_out[v]', capacity-unit-
- * seconds, if not NULL); the backlog carries on; each vCPU's ready time over the
+ * seconds, if not NULL); the backlog carries on; each vCPU's ready time over
+ * the
  * interval is appended to 'ready_out' (seconds, n_vcpus values) if not
  * NULL; then resets the interval accumulators. */
 void exec_interval_end(struct exec_host *h, float *ready_out,

@@ -20,7 +20,7 @@ struct report_info {
     const char *trace;            /* Trace directory. */
     const char *format;           /* Reader name. */
     unsigned long long seed;
-    /* Appended (second simulator round); zero = not shown. */
+    /* Zero = not shown. */
     const struct trace_shape *shape;   /* Header line + "shape" JSON. */
     const struct trace_set *ts;        /* VM names for per-VM output. */
     const struct pol_vm_policy *vm_policy; /* [ts->n_vms] or NULL. */
@@ -31,9 +31,7 @@ struct report_info {
                                         * mix's cost is the difference. */
     double balanced_unmet_pct;         /* Its unmet demand, to show when a
                                         * "cheaper" mix just serves less. */
-    /* Appended (halt polling). */
     uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
-    /* Appended (placement costs). */
     double migration_cost_us, pin_cost_us; /* The run's --migration-cost. */
 };
 

@@ -79,7 +79,6 @@ struct sim_opts {
     double on_mean_s;             /* Burst model: mean busy phase (2). */
     uint32_t mask;                /* Bit per enum sim_pol to run; vpower
                                    * always runs (it sets the instants). */
-    /* Appended (second simulator round): */
     const struct pol_vm_policy *vm_policy; /* [ts->n_vms] per trace VM,
                                    * given to pol_decide(); NULL = all
                                    * balanced.  Baselines ignore it. */
@@ -91,7 +90,6 @@ struct sim_opts {
                                    * it in pol_input.thermal_cap_khz. */
     unsigned thermal_cap_pkg;
     uint64_t thermal_from_s, thermal_to_s;
-    /* Appended (halt polling): */
     uint32_t halt_poll_ns;        /* KVM halt-poll window of every host
                                    * (sim/halt.h); 0 = polling disabled.
                                    * vpower sees busy time without the
@@ -114,7 +112,7 @@ struct sim_opts {
                                    * (sim_result.cycle_s, decide_s). */
 };
 
-/* Per-VM results of one policy (appended). */
+/* Per-VM results of one policy. */
 struct sim_vm_row {
     double demand_core_s;         /* Work demanded, nominal-vCPU seconds. */
     double unmet_core_s;          /* Of which not served in its interval. */
@@ -133,14 +131,10 @@ struct sim_row {
     double ready_p50_pct;         /* Over all (vCPU, interval) pairs: % of */
     double ready_p99_pct;         /* the interval runnable but waiting. */
     double pin_changes_h;         /* vCPU allowed-set changes per hour. */
-    /* Appended: migrations_h (cross-core home moves per hour) and
-     * overhead_pct (work the placement costs added, % of demand) are
-     * below. */
     double freq_changes_h;        /* Domain frequency changes per hour. */
     double avg_active_cpus;       /* Per host, time-averaged. */
     double *power_w;              /* [n_intervals] all hosts (owned). */
     double *active_cpus;          /* [n_intervals] per host average. */
-    /* Appended (halt polling): */
     double poll_cpu_s;            /* Host CPU seconds spent halt-polling,
                                    * all hosts. */
     double poll_ok_pct;           /* % of halts a poll caught. */
@@ -148,7 +142,6 @@ struct sim_row {
                                    * pol_load_update(), busy time at its
                                    * CPU's capacity, in nominal-vCPU
                                    * seconds, all hosts. */
-    /* Appended (work left at the end): */
     double left_pct;              /* % of demanded work still waiting when
                                    * the replay ends (part of unmet_pct:
                                    * never served, so never charged). */
@@ -157,7 +150,6 @@ struct sim_row {
                                    * work (sim_finish_mj_per_unit_s()): a
                                    * lower bound, in the policy's favour;
                                    * not included in energy_j. */
-    /* Appended (placement costs): */
     double migrations_h;          /* vCPU moves to another core per hour. */
     double overhead_pct;          /* Run time placement costs added, % of
                                    * the demanded work (included in the
@@ -185,7 +177,7 @@ struct sim_result {
                                    * and the simulated hosts' commits;
                                    * both 0 without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
-    /* Appended: [n_vms] per trace VM for each policy that ran (owned;
+    /* [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */
     struct sim_vm_row *vm_rows[SIM_N_POL];
 };

@@ -29,7 +29,7 @@ struct trace_set {
     struct trace_vm *vms;     /* [n_vms] (owned), in file-name order. */
     size_t n_intervals;
     uint32_t interval_s;      /* Seconds per interval (300). */
-    /* Appended (second simulator round): what the reader changed. */
+    /* What the reader changed. */
     size_t n_clamped;         /* Rows whose usage exceeded the VM's
                                * provisioned capacity, clamped to it. */
     size_t n_absent;          /* Rows of a VM that did not exist (0
@@ -52,7 +52,7 @@ struct trace_opts {
                                * than that is an error. */
     size_t max_intervals;     /* 0 = the format's default (one day). */
     uint64_t seed;            /* For readers with seeded spreading. */
-    size_t max_file_bytes;    /* Appended: largest file accepted (0 =
+    size_t max_file_bytes;    /* Largest file accepted (0 =
                                * TRACE_MAX_FILE_BYTES); bigger files are
                                * rejected with "FILE: larger than N
                                * bytes" before they are parsed. */

@@ -1,4 +1,5 @@
-/* manager/calibrate/calib_loops.c -- Pinned busy loops, the clock and sleeping for
+/* manager/calibrate/calib_loops.c -- Pinned busy loops, the clock and
+ * sleeping for
  * calibration on a real host.
  *
  * See calib_loops.h.  Each loop thread pins itself (sched_setaffinity on

@@ -1,4 +1,5 @@
-/* manager/calibrate/calib_lsq.c -- Linear least squares for the calibration fit.
+/* manager/calibrate/calib_lsq.c -- Linear least squares for the calibration
+ * fit.
  *
  * See calib_lsq.h.  The normal equations square the condition number,
  * which is harmless here: the columns are counts of cores (at most a few

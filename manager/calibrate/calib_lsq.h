@@ -1,4 +1,5 @@
-/* manager/calibrate/calib_lsq.h -- Linear least squares for the calibration fit.
+/* manager/calibrate/calib_lsq.h -- Linear least squares for the calibration
+ * fit.
  *
  * vpower-calibrate measures host power at a few dozen states and fits
  * a handful of unknowns (a floor, package wake-up power, busy power per

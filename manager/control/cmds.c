@@ -4,7 +4,8 @@
  * 'struct vpd' into the result objects of docs/control-protocol.md; the
  * write verbs (set-policy, override) call vpd_set_policy() and
  * vpd_set_override(), which validate, record and decide -- nothing here
- * actuates.  Requests arrive validated and authorised by manager/control/ctl.c,
+ * actuates.  Requests arrive validated and authorised by
+ * manager/control/ctl.c,
  * so the only errors left are about the daemon's state ("no running
  * domain named 'x'") or refusals from daemon.c.  Units are in the field
  * names and are base units (seconds, hertz, joules, watts), as the

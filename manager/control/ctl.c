@@ -8,7 +8,8 @@
  * until the client drains its replies (backpressure, not drops).  Peer
  * credentials are read once at accept: the access decision is a bool
  * per connection, and write commands from non-admins are answered
- * "permission-denied" here, before the dispatcher (manager/control/cmds.c) sees
+ * "permission-denied" here, before the dispatcher (manager/control/cmds.c)
+ * sees
  * them.  Anything a client can trigger is logged rate-limited. */
 
 #include <config.h>

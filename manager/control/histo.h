@@ -1,4 +1,5 @@
-/* manager/control/histo.h -- Latency histograms with fixed millisecond buckets.
+/* manager/control/histo.h -- Latency histograms with fixed millisecond
+ * buckets.
  *
  * vpowerd times what a guest waits for (a hint read from its channel
  * until the last action of the plan it caused has returned) and exports

@@ -1,4 +1,5 @@
-/* manager/control/metrics.c -- JSON status/list -> Prometheus text (metrics.h).
+/* manager/control/metrics.c -- JSON status/list -> Prometheus text
+ * (metrics.h).
  *
  * One static table entry per metric family gives its name, type and help
  * text; the renderer writes a family's HELP and TYPE lines before its

@@ -1,4 +1,5 @@
-/* manager/drivers/drv.h -- Driver tables: the only way vpowerd touches the world.
+/* manager/drivers/drv.h -- Driver tables: the only way vpowerd touches the
+ * world.
  *
  * Policy decides, drivers execute.  A hypervisor driver (libvirt, dummy)
  * lists domains, samples vCPU times and pins threads; a host driver
@@ -51,7 +52,7 @@ struct drv_vcpu_stat {
     uint64_t delay_ns;             /* Cumulative run-queue delay. */
     bool has_delay;
     int cpu;                       /* Last host CPU, -1 unknown. */
-    /* Appended by the integration engineer: KVM halt polling (cumulative
+    /* KVM halt polling (cumulative
      * poll_success + poll_fail ns, manager/inputs/haltstats.h), spin the host
      * did for the guest's wake-up latency, not guest work. */
     uint64_t halt_poll_ns;

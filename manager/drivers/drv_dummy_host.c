@@ -1,4 +1,5 @@
-/* manager/drivers/drv_dummy_host.c -- An in-memory host for tests and dummy mode.
+/* manager/drivers/drv_dummy_host.c -- An in-memory host for tests and dummy
+ * mode.
  *
  * Behaves like the sysfs driver on a well-behaved kernel (same argument
  * checks, clamping, CPU0 rule, governor whitelist) without touching the

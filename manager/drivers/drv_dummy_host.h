@@ -1,6 +1,8 @@
-/* manager/drivers/drv_dummy_host.h -- Test controls of the in-memory host driver.
+/* manager/drivers/drv_dummy_host.h -- Test controls of the in-memory host
+ * driver.
  *
- * drv_host_dummy (manager/drivers/drv.h) is a fake host kept entirely in memory:
+ * drv_host_dummy (manager/drivers/drv.h) is a fake host kept entirely in
+ * memory:
  * n CPUs with a frequency table, idle states with residency counters and
  * online flags.  vpowerd's dummy mode, the simulator-style integration
  * tests and unit tests use it.  open(root) takes a spec string instead of

@@ -1,4 +1,5 @@
-/* manager/drivers/drv_dummy_hv.c -- drv_hv_dummy: in-memory fake domains, so the
+/* manager/drivers/drv_dummy_hv.c -- drv_hv_dummy: in-memory fake domains, so
+ * the
  * real vpowerd runs in tests without libvirt (`--driver=dummy`).
  *
  * The "URI" is the path of a small text file (`--dummy-domains FILE` or

@@ -1,8 +1,10 @@
-/* manager/drivers/drv_libvirt.c -- drv_hv_libvirt: domains, vCPU stats and pins
+/* manager/drivers/drv_libvirt.c -- drv_hv_libvirt: domains, vCPU stats and
+ * pins
  * through one libvirt connection, with libvirt's events in our loop.
  *
  * libvirt delivers domain events only through an event implementation;
- * the first open binds it to the daemon's loop (manager/drivers/virtloop.h), so
+ * the first open binds it to the daemon's loop (manager/drivers/virtloop.h),
+ * so
  * the RPC socket, keepalive timers and event dispatch of libvirt all run
  * in vpowerd's one thread: callbacks arrive between our own cycles and
  * need no locks.  What the driver reads from domain XML (static pins,
@@ -15,7 +17,8 @@
  * Live migration: lifecycle events with a MIGRATED detail and the
  * memory-iteration events are also reported to an optional migration
  * callback (drv.h, enum drv_migr; the mapping is in
- * manager/drivers/drv_libvirt.h), and migr_job() reads the domain's running job
+ * manager/drivers/drv_libvirt.h), and migr_job() reads the domain's running
+ * job
  * (virDomainGetJobStats: type and operation).  libvirt's live pins travel
  * with a migrating domain: it arrives pinned as the source left it.
  *

@@ -1,4 +1,5 @@
-/* manager/drivers/housekeeping.c -- Confines host work to the housekeeping CPUs.
+/* manager/drivers/housekeeping.c -- Confines host work to the housekeeping
+ * CPUs.
  *
  * Instance state, records, the three parts (cpusets, interrupts,
  * workqueues) and their restore.  The real host operations are in

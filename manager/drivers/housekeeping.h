@@ -1,4 +1,5 @@
-/* manager/drivers/housekeeping.h -- Confines host work to the housekeeping CPUs.
+/* manager/drivers/housekeeping.h -- Confines host work to the housekeeping
+ * CPUs.
  *
  * The housekeeping driver moves what is not a guest onto a given CPU set
  * (the housekeeping set) so that freed CPUs are not woken by the host,

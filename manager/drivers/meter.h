@@ -1,4 +1,5 @@
-/* manager/drivers/meter.h -- Power meters, each read as energy over an interval.
+/* manager/drivers/meter.h -- Power meters, each read as energy over an
+ * interval.
  *
  * vpowerd checks its energy model against a meter, and calibration fits
  * the model to one.  Every meter is read through the same small driver

@@ -1,4 +1,5 @@
-/* manager/drivers/virtloop.c -- libvirt event handles and timeouts on sched; see
+/* manager/drivers/virtloop.c -- libvirt event handles and timeouts on sched;
+ * see
  * virtloop.h.
  *
  * Handles (fds) and timeouts are one kind of record, a "watch", kept in

@@ -1,4 +1,5 @@
-/* manager/drivers/virtloop.h -- libvirt's event implementation on manager/sched.
+/* manager/drivers/virtloop.h -- libvirt's event implementation on
+ * manager/sched.
  *
  * libvirt delivers domain events, keepalives and RPC replies only through
  * an event implementation.  Instead of running virEventRunDefaultImpl()

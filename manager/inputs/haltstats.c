@@ -1,4 +1,5 @@
-/* manager/inputs/haltstats.c -- KVM halt statistics from libvirt stats fields or
+/* manager/inputs/haltstats.c -- KVM halt statistics from libvirt stats fields
+ * or
  * KVM debugfs, and the busy-time correction for halt polling.
  *
  * Pure parsing and arithmetic; no libvirt dependency (the libvirt driver

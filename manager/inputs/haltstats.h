@@ -1,4 +1,5 @@
-/* manager/inputs/haltstats.h -- KVM halt statistics: how idle a vCPU really is.
+/* manager/inputs/haltstats.h -- KVM halt statistics: how idle a vCPU really
+ * is.
  *
  * A KVM vCPU thread that executes HLT may spin in the host for up to
  * halt_poll_ns before sleeping ("halt polling"), so it is on a CPU but

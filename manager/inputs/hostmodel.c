@@ -1,4 +1,5 @@
-/* manager/inputs/hostmodel.c -- An energy model built from what the host shows.
+/* manager/inputs/hostmodel.c -- An energy model built from what the host
+ * shows.
  *
  * Topology and operating points come from the host: the driver's n_cpus,
  * get_freq and get_idle, plus cpuN/topology/ files and cpuN/cpufreq/

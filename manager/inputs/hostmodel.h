@@ -1,4 +1,5 @@
-/* manager/inputs/hostmodel.h -- An energy model built from what the host shows.
+/* manager/inputs/hostmodel.h -- An energy model built from what the host
+ * shows.
  *
  * When vpowerd.conf names no energy_model file, vpowerd derives a
  * 'struct pol_model' from the host driver (cpufreq operating points,

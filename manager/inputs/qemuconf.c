@@ -1,4 +1,5 @@
-/* manager/inputs/qemuconf.c -- The 'sched_core' setting of libvirt's qemu.conf.
+/* manager/inputs/qemuconf.c -- The 'sched_core' setting of libvirt's
+ * qemu.conf.
  *
  * qemu.conf is libvirt's virConf format: "name = value" lines, '#'
  * comments, strings in double quotes, lists in brackets that may span

@@ -1,4 +1,5 @@
-/* manager/inputs/thermal.c -- Thermal netlink events to per-CPU capacity limits.
+/* manager/inputs/thermal.c -- Thermal netlink events to per-CPU capacity
+ * limits.
  *
  * One non-blocking libnl socket joined to the "thermal" family's "event"
  * and "sampling" multicast groups, read from the sched loop until

@@ -1,4 +1,5 @@
-/* manager/inputs/thermal.h -- Thermal capacity limits from the kernel's "thermal"
+/* manager/inputs/thermal.h -- Thermal capacity limits from the kernel's
+ * "thermal"
  * generic-netlink family.
  *
  * The kernel multicasts thermal events (groups "event" and "sampling"):

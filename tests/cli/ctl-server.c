@@ -1,6 +1,7 @@
 /* tests/cli/ctl-server.c -- The real control server over a hand-built vpd.
  *
- * Links manager/control/ctl.c and manager/control/cmds.c exactly as vpowerd does, but
+ * Links manager/control/ctl.c and manager/control/cmds.c exactly as vpowerd
+ * does, but
  * around a 'struct vpd' filled here (two CPUs, two VMs, counters with
  * known values) and small stand-ins for daemon.c's vpd_* calls, so the
  * socket server, access control and every verb's JSON are tested without

@@ -1,4 +1,5 @@
-/* tests/unit/test-metrics.c -- Prometheus rendering (manager/control/metrics.c).
+/* tests/unit/test-metrics.c -- Prometheus rendering
+ * (manager/control/metrics.c).
  *
  * A structure checker parses the rendered text the way a strict scraper
  * does: HELP then TYPE once per family, a family's samples together and
