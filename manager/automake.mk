@@ -33,7 +33,7 @@ LIBVPOWERVIRT_LIBS = $(LIBVIRT_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS)
 sbin_PROGRAMS += manager/vpowerd
 manager_vpowerd_SOURCES = \
 	manager/vpowerd.c \
-	manager/daemon.c manager/daemon.h \
+	manager/daemon.c manager/daemon.h manager/vpd_types.h \
 	manager/notify.c manager/notify.h \
 	manager/restore.c manager/restore.h \
 	manager/drivers/drv_dummy_hv.c \

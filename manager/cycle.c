@@ -11,11 +11,10 @@
 #include <string.h>
 
 #include "manager/attrib.h"
-#include "manager/daemon.h"
 #include "manager/inputs/haltstats.h"
 #include "manager/log.h"
 #include "manager/util.h"
-#include "manager/vmreg.h"
+#include "manager/vpd_types.h"
 
 #define LOG_MODULE "vpowerd"
 
@@ -189,6 +188,25 @@ sample_host(struct vpd *d, uint64_t interval_ns)
     }
 }
 
+void
+cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
+{
+    const struct cycle_hooks *h = &d->cyc->hooks;
+
+    for (struct vpd_vm **p = &d->vms; *p; p = &(*p)->next) {
+        if (*p == gone) {
+            *p = gone->next;
+            d->n_vms--;
+            if (h->vm_gone) {
+                h->vm_gone(h->aux, gone);
+            }
+            free(gone->vcpus);
+            free(gone);
+            return;
+        }
+    }
+}
+
 /* Samples 'vm''s vCPUs: the driver gives the CPU each ran on, halt-poll
  * time and run and ready time; the vcpu_counters hook may replace run and
  * ready time with a finer source.  src[i] says which.  Returns the
@@ -303,7 +321,8 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
         }
         r = cycle_read_vcpus(d, vm, st, src, vm->n_vcpus, &n);
         if (r == -ENOENT) {
-            vmreg_remove(d, vm);
+            LOG_INFO("domain %s gone", vm->dom.name);
+            cycle_drop_vm(d, vm);
             continue;
         }
         if (r < 0) {

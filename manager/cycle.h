@@ -167,6 +167,11 @@ void cycle_run(struct vpd *d, bool sample);
  * to [conf.period_ms, conf.max_period_ms]. */
 uint64_t cycle_next_delay_ns(const struct vpd *d);
 
+/* Unlinks 'gone' from d->vms (hooks.vm_gone first) and frees it: the
+ * one way a VM leaves, whether the registry drops it or a sample finds
+ * its domain gone. */
+void cycle_drop_vm(struct vpd *d, struct vpd_vm *gone);
+
 /* Reads 'vm''s vCPU counters into 'st[0..max)' ('*n' of them): the
  * hypervisor driver's, where the vcpu_counters hook knows finer ones
  * those; src[i] says which (enum cycle_src).  Returns the driver's

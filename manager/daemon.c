@@ -265,13 +265,19 @@ hook_save_online(void *aux, unsigned cpu, bool was_online)
     return r;
 }
 
+/* What the guest channels hand to the daemon. */
+static const struct gch_ops gch_ops = {
+    .hint = vpd_hint,
+    .count_error = vpd_count_error,
+};
+
 static void
 hook_vm_added(void *aux, struct vpd_vm *vm)
 {
     struct vpd *d = aux;
 
     save_vm_originals(d, vm);
-    gch_attach(d, vm);
+    gch_attach(d, vm, &gch_ops);
 }
 
 static void
@@ -282,7 +288,7 @@ hook_vm_changed(void *aux, struct vpd_vm *vm, const struct drv_dom *old,
 
     if (strcmp(vm->dom.agent_path, old->agent_path)) {
         gch_detach(d, vm);
-        gch_attach(d, vm);
+        gch_attach(d, vm, &gch_ops);
     }
     if (vm->n_vcpus > old_n_vcpus) {
         save_vm_originals(d, vm);

@@ -3,10 +3,10 @@
  * One 'struct gch_conn' per VM with a channel, owned by vm->gch.  The fd
  * callback reads into a fixed buffer, decodes complete messages in
  * place, and for each one: checks it against this VM, charges the VM's
- * token bucket, calls vpd_hint() and queues an ACK.  Framing errors
- * resync on the next magic; a message whose header is sane but whose
- * content is not is skipped whole.  Nothing here actuates: daemon.c
- * does, inside vpd_hint(). */
+ * token bucket, calls the owner's ops->hint() and queues an ACK.
+ * Framing errors resync on the next magic; a message whose header is
+ * sane but whose content is not is skipped whole.  Nothing here
+ * actuates: the owner (in vpowerd, daemon.c) does, inside ops->hint(). */
 
 #include <config.h>
 
@@ -23,15 +23,16 @@
 #include <unistd.h>
 
 #include "agent/gchproto.h"
-#include "manager/daemon.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
+#include "manager/vpd_types.h"
 
 #define LOG_MODULE "gch"
 
 struct gch_conn {
     struct vpd *d;
+    const struct gch_ops *ops;      /* The owner's entry points. */
     struct vpd_vm *vm;              /* NULL once detached (zombie). */
     char path[DRV_PATH_LEN];        /* "" = adopted fd, no reconnect. */
     int fd;
@@ -160,7 +161,7 @@ static void
 reject(struct gch_conn *c)
 {
     c->vm->hints_rejected++;
-    vpd_count_error(c->d, VPD_E_GUEST);
+    c->ops->count_error(c->d, VPD_E_GUEST);
 }
 
 static void
@@ -250,11 +251,12 @@ gch_connect(void *aux)
 }
 
 static struct gch_conn *
-conn_new(struct vpd *d, struct vpd_vm *vm)
+conn_new(struct vpd *d, struct vpd_vm *vm, const struct gch_ops *ops)
 {
     struct gch_conn *c = XNEW(struct gch_conn);
 
     c->d = d;
+    c->ops = ops;
     c->vm = vm;
     c->fd = -1;
     c->backoff_ns = GCH_BACKOFF_MIN_NS;
@@ -264,21 +266,22 @@ conn_new(struct vpd *d, struct vpd_vm *vm)
 }
 
 void
-gch_attach(struct vpd *d, struct vpd_vm *vm)
+gch_attach(struct vpd *d, struct vpd_vm *vm, const struct gch_ops *ops)
 {
     struct gch_conn *c;
 
     if (vm->gch || !vm->dom.agent_path[0]) {
         return;
     }
-    c = conn_new(d, vm);
+    c = conn_new(d, vm, ops);
     snprintf(c->path, sizeof c->path, "%s", vm->dom.agent_path);
     /* Connect from the loop, not from the caller's stack. */
     c->retry_timer = sched_add_timer(d->sched, 0, gch_connect, c);
 }
 
 void
-gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd)
+gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd,
+              const struct gch_ops *ops)
 {
     struct gch_conn *c;
     int r;
@@ -287,7 +290,7 @@ gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd)
         close(fd);
         return;
     }
-    c = conn_new(d, vm);
+    c = conn_new(d, vm, ops);
     r = adopt_fd(c, fd);
     if (r < 0) {
         LOG_ERR("%s: cannot watch guest channel: %s", vm->dom.name,
@@ -482,7 +485,7 @@ handle_msg(struct gch_conn *c, const struct gch_msg *m)
     }
     LOG_DEBUG("%s: hint %s (seq %" PRIu32 ")", vm->dom.name, text,
               m->hdr.seq);
-    vpd_hint(c->d, vm, kind, arg, text);
+    c->ops->hint(c->d, vm, kind, arg, text);
     if (!c->vm) {
         return false;           /* Detached while deciding. */
     }

@@ -8,11 +8,12 @@
  * (the VM's identity is the socket, never a field of a message; a guest
  * names only vCPUs 0..n_vcpus-1), rate-limited with a per-VM token
  * bucket (conf.hint_rate per second), and only then handed to policy as
- * an input through vpd_hint().  Once vpd_hint() returns -- the decision
+ * an input through the owner's hint() entry point (struct gch_ops; in
+ * vpowerd, vpd_hint()).  Once hint() returns -- the decision
  * it triggered has been applied -- the hint is acknowledged with its
  * sequence number, so the guest measures the end-to-end latency on its
  * own clock.  Malformed, oversized, unknown, out-of-range and over-rate
- * messages are counted (vm->hints_rejected, vpd_count_error(VPD_E_GUEST)),
+ * messages are counted (vm->hints_rejected, ops->count_error(VPD_E_GUEST)),
  * logged rate-limited, answered when they were well framed, and ignored.
  * Memory per VM is one fixed struct (input and output buffers included),
  * whatever the guest sends.  When QEMU closes the socket (domain stops or
@@ -26,8 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vpd;
-struct vpd_vm;
+#include "manager/vpd_types.h"
 
 #define GCH_IN_CAP 4096             /* Bytes buffered per VM, inbound. */
 #define GCH_OUT_CAP 4096            /* Outbound (acks); full = drop. */
@@ -36,18 +36,35 @@ struct vpd_vm;
 #define GCH_BACKOFF_MIN_NS 100000000ull     /* 100 ms. */
 #define GCH_BACKOFF_MAX_NS 10000000000ull   /* 10 s. */
 
+/* What a channel hands to its owner, given at attach time: the daemon
+ * passes its own functions, tests pass recorders.  So the channel depends
+ * only on the state types (vpd_types.h), never on the daemon's code.
+ * Both are called on the loop, from inside the dispatch of 'vm''s
+ * socket; either may detach 'vm' (gch_detach) before it returns. */
+struct gch_ops {
+    /* A well-formed, in-range, in-rate hint of 'vm': decide on it and
+     * return once the decision has been applied (the guest is then
+     * acknowledged).  'text' is a human description. */
+    void (*hint)(struct vpd *, struct vpd_vm *vm, enum vpd_hint_kind,
+                 uint32_t arg, const char *text);
+    /* Counts one rejected guest message (kind VPD_E_GUEST). */
+    void (*count_error)(struct vpd *, enum vpd_err_kind);
+};
+
 /* Starts serving 'vm''s channel at vm->dom.agent_path (no-op when that
  * is "" or vm->gch is already set); sets vm->gch.  Connecting happens on
  * the loop (at once, then with backoff), so this never blocks or fails;
- * d->sched and d->conf.hint_rate must be set. */
-void gch_attach(struct vpd *d, struct vpd_vm *vm);
+ * d->sched and d->conf.hint_rate must be set.  'ops' (static, not
+ * copied) must outlive the channel. */
+void gch_attach(struct vpd *d, struct vpd_vm *vm, const struct gch_ops *ops);
 
 /* Same, but adopts the already connected stream socket 'fd' (tests use
  * a socketpair) and never reconnects; 'fd' is closed by gch_detach. */
-void gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd);
+void gch_attach_fd(struct vpd *d, struct vpd_vm *vm, int fd,
+                   const struct gch_ops *ops);
 
 /* Stops serving 'vm': closes the socket, cancels timers, frees vm->gch
- * and sets it to NULL.  Safe to call from inside vpd_hint() (the
+ * and sets it to NULL.  Safe to call from inside ops->hint() (the
  * connection is then freed when the dispatch unwinds).  NULL gch is
  * fine.  Call it before freeing 'vm'. */
 void gch_detach(struct vpd *d, struct vpd_vm *vm);

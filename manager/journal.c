@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #include "manager/log.h"
-#include "manager/drivers/sysfs.h"
+#include "manager/drivers/sysfs_io.h"
 #include "manager/util.h"
 #include "policy/num.h"
 

@@ -22,10 +22,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "manager/daemon.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
+#include "manager/vpd_types.h"
 
 #define LOG_MODULE "record"
 

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "manager/cycle.h"
-#include "manager/daemon.h"
 #include "manager/journal.h"
 #include "manager/log.h"
+#include "manager/vpd_types.h"
 
 #define LOG_MODULE "vpowerd"
 

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "manager/cycle.h"
-#include "manager/daemon.h"
 #include "manager/drivers/domxml.h"
 #include "manager/log.h"
 #include "manager/util.h"
 #include "manager/vmpolicy.h"
+#include "manager/vpd_types.h"
 
 #define LOG_MODULE "vpowerd"
 
@@ -137,38 +137,18 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
     return vm;
 }
 
-/* Unlinks 'gone' (vm_gone first) and frees it. */
-static void
-vm_drop(struct vpd *d, struct vpd_vm *gone)
-{
-    const struct cycle_hooks *h = &d->cyc->hooks;
-
-    for (struct vpd_vm **p = &d->vms; *p; p = &(*p)->next) {
-        if (*p == gone) {
-            *p = gone->next;
-            d->n_vms--;
-            if (h->vm_gone) {
-                h->vm_gone(h->aux, gone);
-            }
-            free(gone->vcpus);
-            free(gone);
-            return;
-        }
-    }
-}
-
 void
 vmreg_remove(struct vpd *d, struct vpd_vm *gone)
 {
     LOG_INFO("domain %s gone", gone->dom.name);
-    vm_drop(d, gone);
+    cycle_drop_vm(d, gone);
 }
 
 void
 vmreg_clear(struct vpd *d)
 {
     while (d->vms) {
-        vm_drop(d, d->vms);
+        cycle_drop_vm(d, d->vms);
     }
 }
 

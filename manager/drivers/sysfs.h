@@ -1,4 +1,7 @@
-/* manager/drivers/sysfs.h -- The sysfs host driver and its file helpers.
+/* manager/drivers/sysfs.h -- The sysfs host driver and its parsers.
+ *
+ * The bounded file reads and writes it is built on are in sysfs_io.h,
+ * which this header includes.
  *
  * drv_host_sysfs (declared in manager/drivers/drv.h) reads and sets cpufreq,
  * cpuidle and CPU hotplug state below a configurable root, by default
@@ -41,33 +44,11 @@
 #include <stdint.h>
 
 #include "manager/drivers/drv.h"
+#include "manager/drivers/sysfs_io.h"
 
 struct jnl;
 
 #define SYSFS_DEFAULT_ROOT "/sys/devices/system/cpu"
-#define SYSFS_ROOT_MAX 256       /* Longest accepted root path. */
-#define SYSFS_PATH_MAX 512       /* Longest root + relative path. */
-#define SYSFS_READ_MAX 4096      /* Biggest file content accepted. */
-
-/* Reads 'root'/'rel' into 'buf' (NUL-terminated, one trailing newline
- * removed).  Returns the length, -EOVERFLOW if the content does not fit
- * in 'len' - 1 bytes, -ENAMETOOLONG, or the open/read errno. */
-int sysfs_read(const char *root, const char *rel, char *buf, size_t len);
-
-/* The same without removing the trailing newline: the content exactly as
- * read, as the journal keeps it. */
-int sysfs_read_raw(const char *root, const char *rel, char *buf,
-                   size_t len);
-
-/* The same for a whole path (for /proc, /sys/class and /run files outside
- * the CPU tree): 'path' into 'buf', one trailing newline removed; the
- * length, -EOVERFLOW if the content does not fit in 'len' - 1 bytes,
- * -EINVAL on a NUL byte or 'len' < 2, or the open/read errno. */
-int sysfs_read_file(const char *path, char *buf, size_t len);
-
-/* Writes 'value' (a newline is not added) to 'root'/'rel' with one
- * write(); a short write is -EIO.  The file must exist (no O_CREAT). */
-int sysfs_write(const char *root, const char *rel, const char *value);
 
 /* Strict decimal parsing of a whole sysfs value: optional trailing
  * newline/space only, no sign, no empty string, no overflow.  0 or

@@ -2,8 +2,8 @@
  * guest-channel input path (manager/guestchan.c over agent/gchproto.c).
  *
  * Each input is a byte stream from a hostile guest, fed through
- * gch_input() into a fresh channel of a 4-vCPU VM.  daemon.c is stubbed:
- * vpd_hint() aborts unless the hint is for this VM with an in-range kind
+ * gch_input() into a fresh channel of a 4-vCPU VM.  The daemon is stubbed:
+ * hint() aborts unless the hint is for this VM with an in-range kind
  * and argument, so a decoder or bounds bug shows up as a crash, and the
  * accounting must add up (every message either reaches policy or is
  * counted as rejected).  Rate limiting is disabled (hint_rate above 1e9
@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "agent/gchproto.h"
-#include "manager/daemon.h"
 #include "manager/guestchan.h"
 #include "manager/log.h"
 #include "manager/sched.h"
@@ -27,9 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct vpd_vm *the_vm;
 static uint64_t n_hints;
 
-void
-vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-         uint32_t arg, const char *text)
+static void
+stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
+          uint32_t arg, const char *text)
 {
     (void) d;
     if (vm != the_vm || (unsigned) kind >= VPD_N_HINTS || !text) {
@@ -44,14 +43,20 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
     n_hints++;
 }
 
-void
-vpd_count_error(struct vpd *d, enum vpd_err_kind kind)
+static void
+stub_count_error(struct vpd *d, enum vpd_err_kind kind)
 {
     (void) d;
     if (kind != VPD_E_GUEST) {
         abort();
     }
 }
+
+/* The daemon's entry points, as the channel sees them. */
+static const struct gch_ops stub_ops = {
+    .hint = stub_hint,
+    .count_error = stub_count_error,
+};
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,7 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vm = (struct vpd_vm) { .n_vcpus = 4 };
     the_vm = &vm;
     n_hints = 0;
-    gch_attach_fd(&d, &vm, sv[0]);
+    gch_attach_fd(&d, &vm, sv[0], &stub_ops);
     if (gch_input(&d, &vm, data, size) < 0) {
         abort();
     }

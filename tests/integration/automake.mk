@@ -69,7 +69,7 @@ tests_integration_migr_watch_LDADD = manager/libvpowervirt.a \
 	$(LIBVPOWERVIRT_LIBS) -lm
 
 # gch-testhost: the real manager/guestchan.c on the real event loop with
-# a stub in place of the daemon, the host end of 030.
+# stub gch_ops in place of the daemon, the host end of 030.
 check_PROGRAMS += tests/integration/gch-testhost
 tests_integration_gch_testhost_SOURCES = tests/integration/gch-testhost.c
 tests_integration_gch_testhost_LDADD = manager/libvpowermgr.a

@@ -2,8 +2,8 @@
  *
  * A test tool: runs the real manager/guestchan.c (connect, backoff,
  * decode, rate limit, acks) on the real sched loop against the channel
- * sockets of running domains, with daemon.c replaced by a stub whose
- * vpd_hint() prints the hint and returns at once.  Integration tests use
+ * sockets of running domains, with the daemon replaced by stub gch_ops
+ * whose hint() prints the hint and returns at once.  Integration tests use
  * it to exercise a real guest's agent over real virtio-serial before (or
  * without) vpowerd, and to read exact per-VM counters.
  *
@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/daemon.h"
 #include "manager/guestchan.h"
 #include "manager/log.h"
 #include "manager/sched.h"
@@ -32,9 +31,9 @@ static const char *const kind_names[] = {
     "latency-begin", "latency-end", "batch", "boost", "idle", "util"
 };
 
-void
-vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-         uint32_t arg, const char *text)
+static void
+stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
+          uint32_t arg, const char *text)
 {
     (void) d;
     vm->hints_total[kind]++;
@@ -43,11 +42,17 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
     fflush(stdout);
 }
 
-void
-vpd_count_error(struct vpd *d, enum vpd_err_kind kind)
+static void
+stub_count_error(struct vpd *d, enum vpd_err_kind kind)
 {
     d->n_errors[kind]++;
 }
+
+/* The daemon's entry points, as the channel sees them. */
+static const struct gch_ops stub_ops = {
+    .hint = stub_hint,
+    .count_error = stub_count_error,
+};
 
 static void
 on_quit(int signo, void *aux)
@@ -115,7 +120,7 @@ main(int argc, char **argv)
                         d.sched);
     }
     for (vm = d.vms; vm; vm = vm->next) {
-        gch_attach(&d, vm);
+        gch_attach(&d, vm, &stub_ops);
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     sched_run(d.sched);

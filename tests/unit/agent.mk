@@ -2,9 +2,9 @@
 #
 # test-gchproto: the wire format, every field and bound.
 # test-guestchan: manager/guestchan.c on the real sched loop against a
-# socketpair "guest"; daemon.c is stubbed in the test (vpd_hint and
-# vpd_count_error), so guestchan.c and gchproto.c are compiled in here
-# rather than taken from libvpowermgr.a.
+# socketpair "guest"; the daemon is a stub struct gch_ops in the test.
+# guestchan.c and gchproto.c are compiled in here rather than taken from
+# libvpowermgr.a.
 AGENT_TESTS = \
 	tests/unit/test-gchproto \
 	tests/unit/test-guestchan

@@ -1,13 +1,13 @@
 /* tests/unit/test-guestchan.c -- Host end of the guest channel against a
  * hostile "guest" on the other end of a socketpair.
  *
- * The real guestchan.c and sched loop run; daemon.c is replaced by stubs
- * of vpd_hint()/vpd_count_error() that record what policy would have
+ * The real guestchan.c and sched loop run; the daemon is replaced by stub
+ * gch_ops (hint, count_error) that record what policy would have
  * been told.  Checks: the handshake, acks carrying the hint's seq,
  * garbage / oversized / unknown / out-of-range / pre-hello messages
  * counted and ignored with the stream recovering right after them, a
  * 10,000-message flood held to the token bucket with memory bounded and
- * another VM's hints untouched, detaching from inside vpd_hint(), and
+ * another VM's hints untouched, detaching from inside hint(), and
  * reconnecting to a listening socket after the peer closes. */
 
 #include <config.h>
@@ -29,7 +29,6 @@
 #include <cmocka.h>
 
 #include "agent/gchproto.h"
-#include "manager/daemon.h"
 #include "manager/guestchan.h"
 #include "manager/log.h"
 #include "manager/sched.h"
@@ -48,9 +47,9 @@ static size_t n_calls;
 static uint64_t n_guest_errors;
 static int detach_in_hint;
 
-void
-vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-         uint32_t arg, const char *text)
+static void
+stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
+          uint32_t arg, const char *text)
 {
     if (n_calls < MAX_CALLS) {
         calls[n_calls].vm = vm;
@@ -66,14 +65,20 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
     }
 }
 
-void
-vpd_count_error(struct vpd *d, enum vpd_err_kind kind)
+static void
+stub_count_error(struct vpd *d, enum vpd_err_kind kind)
 {
     (void) d;
     if (kind == VPD_E_GUEST) {
         n_guest_errors++;
     }
 }
+
+/* The daemon's entry points, as the channel sees them. */
+static const struct gch_ops stub_ops = {
+    .hint = stub_hint,
+    .count_error = stub_count_error,
+};
 
 /* ---- fixture --------------------------------------------------------- */
 
@@ -115,10 +120,10 @@ setup(void **state)
     f->vm1.next = &f->vm2;
     f->d.vms = &f->vm1;
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    gch_attach_fd(&f->d, &f->vm1, sv[0]);
+    gch_attach_fd(&f->d, &f->vm1, sv[0], &stub_ops);
     f->g1 = sv[1];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    gch_attach_fd(&f->d, &f->vm2, sv[0]);
+    gch_attach_fd(&f->d, &f->vm2, sv[0], &stub_ops);
     f->g2 = sv[1];
     fcntl(f->g1, F_SETFL, O_NONBLOCK);
     fcntl(f->g2, F_SETFL, O_NONBLOCK);
@@ -541,7 +546,7 @@ test_reconnect(void **state)
     unlink(sun.sun_path);
 
     /* Nobody listens yet: attach must not fail, just retry. */
-    gch_attach(&f->d, &vm3);
+    gch_attach(&f->d, &vm3, &stub_ops);
     pump(f, 20);
     gch_info(&vm3, &info);
     assert_false(info.connected);
