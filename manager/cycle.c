@@ -147,7 +147,7 @@ sample_host(struct vpd *d, uint64_t interval_ns)
         struct cycle_orig *o = &cy->orig[c];
         struct drv_freq f;
         uint64_t idle_us = 0;
-        uint32_t khz;
+        uint32_t khz, ppm;
 
         cy->busy_ppm[c] = UINT32_MAX;       /* Unknown until measured. */
         if (!vc->online) {
@@ -162,6 +162,13 @@ sample_host(struct vpd *d, uint64_t interval_ns)
         if (cy->hooks.ran_khz
             && cy->hooks.ran_khz(cy->hooks.aux, (unsigned) c, &khz)) {
             cy->ran_khz[c] = khz;
+        }
+        if (d->host_ops->busy_ppm
+            && d->host_ops->busy_ppm(d->host, (unsigned) c, &ppm) == 0) {
+            cy->busy_ppm[c] = ppm > 1000000u ? 1000000u : ppm;
+            vc->nonidle_us += (uint64_t) cy->busy_ppm[c] * interval_us
+                              / 1000000u;
+            continue;
         }
         if (d->host_ops->get_idle(d->host, (unsigned) c, &vc->idle) < 0) {
             o->idle_valid = false;

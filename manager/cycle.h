@@ -2,9 +2,10 @@
  *
  * cycle_run() is the step vpowerd repeats each period and the simulator
  * repeats for each simulated host: it samples every managed CPU's idle
- * residency and frequency through the host driver and every vCPU's
- * cumulative run, run-queue-delay and halt-poll time through the
- * hypervisor driver, folds the deltas into each vCPU's load history
+ * residency (or busy share, where the host driver reports it directly)
+ * and frequency through the host driver and every vCPU's cumulative
+ * run, run-queue-delay and halt-poll time through the hypervisor
+ * driver, folds the deltas into each vCPU's load history
  * (pol_load_update), builds the policy input, asks pol_decide() for a
  * plan, executes the difference to what is in force (pol_plan_diff)
  * through the drivers, and attributes the interval's estimated energy to
@@ -14,7 +15,8 @@
  * counters, measured frequency, thermal caps, the journal, the record)
  * through optional hooks.  So vpowerd (libvirt and sysfs drivers, the
  * monotonic clock), the simulator (drivers backed by its execution
- * model, a virtual clock) and the unit tests (dummy drivers) run the
+ * model, a virtual clock), the replay of a recording (drivers answering
+ * from it, sim/replayhost.h) and the unit tests (dummy drivers) run the
  * same code.
  *
  * What is in force is kept per VM (vpd_vcpu.applied, vpd_vm.emu_applied)

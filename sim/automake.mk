@@ -19,6 +19,7 @@ sim_libvpowersim_a_SOURCES = \
 	sim/report.c sim/report.h \
 	sim/mix.c sim/mix.h \
 	sim/replay.c sim/replay.h sim/trace_record.c \
+	sim/replayhost.c sim/replayhost.h \
 	sim/xalloc.c sim/xalloc.h \
 	manager/util.c manager/util.h
 sim_libvpowersim_a_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -pthread

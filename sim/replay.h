@@ -1,15 +1,19 @@
-/* sim/replay.h -- Replaying vpowerd's decisions through the policy code.
+/* sim/replay.h -- Replaying vpowerd's decisions through the daemon's
+ * cycle.
  *
  * A vpowerd recording (see docs/record-format.md) holds, per decision,
  * what the daemon measured (each vCPU's busy and ready time over the
- * period, where it ran and at what frequency), the input it gave
- * pol_decide() and the plan it got back.  The replayer is the format-free
- * half of `vpower-sim --trace-format record`: it keeps one pol_state and
- * one pol_load per vCPU, exactly as the daemon does (pol_load_update()
- * with the recorded observation, then pol_decide()), and compares each
- * plan with the recorded one field by field (--verify-plans).  The reader
- * that turns a recording file into 'struct replay_decision's lives in
- * sim/trace_record.c. */
+ * period, where it ran, each CPU's busy share and frequency), the rest
+ * of the input it gave pol_decide() and the plan it got back.  The
+ * replayer is the format-free half of `vpower-sim --trace-format
+ * record`: it runs the daemon's own cycle (manager/cycle.h) once per
+ * decision, over driver tables that answer from the recording
+ * (sim/replayhost.h), with a clock that gives the recorded instants and
+ * the recorded policies and hints set on the VM registry.  So the loads
+ * are folded, the input built and the plan post-processed by the code
+ * vpowerd runs; each plan is compared with the recorded one field by
+ * field (--verify-plans).  The reader that turns a recording file into
+ * 'struct replay_decision's lives in sim/trace_record.c. */
 
 #ifndef VPOWER_SIM_REPLAY_H
 #define VPOWER_SIM_REPLAY_H 1
@@ -35,6 +39,10 @@ struct replay_obs {
 /* One decision as recorded. */
 struct replay_decision {
     uint64_t now_ns;
+    bool sample;                      /* A sample block (else a kick: a
+                                       * decision on the loads as
+                                       * tracked). */
+    uint64_t interval_ns;             /* Its measured interval. */
     const struct pol_vm *vms;         /* policy, hints, vCPU ranges. */
     size_t n_vms;
     const struct replay_obs *obs;     /* [n_vcpus], in pol_input order. */
@@ -54,18 +62,23 @@ struct replay_decision {
 
 struct replay;
 
-/* Creates a replayer for model 'm' (borrowed) and config 'c' (copied).
- * Returns NULL if the policy state cannot be created. */
+/* Creates a replayer for model 'm' and config 'c' (both copied).
+ * Returns NULL if the policy state cannot be created.  Sets the
+ * process's log level to warnings: the cycle logs every decision that
+ * acts at info level. */
 struct replay *replay_create(const struct pol_model *m,
                              const struct pol_config *c);
 void replay_destroy(struct replay *);         /* NULL is fine. */
 
-/* Folds the observations of 'd' into the vCPUs' loads (keyed by VM id
- * and vCPU number, so VMs may come and go between decisions), runs
- * pol_decide() into 'out' (room for d->n_vms and d->n_vcpus).  If
- * d->recorded is set, compares: returns 0 if identical, 1 if not (with
- * the first differing field in 'what'), or a negative errno if
- * pol_decide() fails (message in 'what'). */
+/* Runs one cycle on decision 'd': the VMs it holds are found by the
+ * cycle's registry (keyed by vm_key, so VMs may come and go between
+ * decisions), its samples folded into their loads, and the plan the
+ * cycle decided is copied into 'out' (room for d->n_vms and
+ * d->n_vcpus).  Each VM's vCPUs must be its obs entries [first_vcpu,
+ * first_vcpu + n_vcpus) numbered from 0 (-EINVAL with 'what' filled
+ * otherwise).  If d->recorded is set, compares: returns 0 if identical,
+ * 1 if not (with the first differing field in 'what'), or a negative
+ * errno if pol_decide() fails (message in 'what'). */
 int replay_step(struct replay *r, const struct replay_decision *d,
                 struct pol_plan *out, char *what, size_t whatlen);
 

@@ -2,8 +2,8 @@
  *
  * Parses the line format of docs/record-format.md (version 1) block by
  * block and hands each decision to the format-free replayer
- * (sim/replay.c), which runs pol_load_update() and pol_decide() as the
- * daemon did and compares the plans.  Every number is parsed strictly;
+ * (sim/replay.c), which runs the daemon's cycle on it and compares the
+ * plans.  Every number is parsed strictly;
  * a malformed line rejects the file with FILE:LINE. */
 
 #include <config.h>
@@ -524,6 +524,8 @@ t_line(struct rp *p, char **tok, size_t nt)
         return bad(p, "malformed T line%s", "");
     }
     p->d.override_performance = ov;
+    p->d.sample = !strcmp(tok[3], "sample");
+    p->d.interval_ns = interval;
     for (unsigned d = 0; d < p->model.n_domains; d++) {
         p->d.thermal_cap_khz[d] = (uint32_t) caps[d];
     }

@@ -248,6 +248,13 @@ struct drv_host_ops {
     /* Journals each file's original content before its first write
      * (manager/journal.h); NULL detaches.  NULL op: nothing to journal. */
     void (*set_journal)(struct drv_host *, struct jnl *);
+    /* Optional (NULL: the cycle derives busy from get_idle's residency).
+     * The share of the last interval 'cpu' was busy, in ppm (at most
+     * 1000000), for a driver that knows it directly, e.g. a recording
+     * being replayed: microsecond residencies cannot reproduce every
+     * share at short periods.  Returns 0, or -ENODATA when it does not
+     * know this CPU's share (the cycle then reads get_idle). */
+    int (*busy_ppm)(struct drv_host *, unsigned cpu, uint32_t *ppm);
 };
 
 /* drv_host_ops.caps: 'root' is a /sys/devices/system/cpu tree (real or

@@ -6,8 +6,10 @@
  * through pol_load_update(), each block's input through pol_decide(), and
  * the result compared with the block's P/PV lines (active set, domain
  * frequencies, next interval, per-VM reason, emulator and per-vCPU
- * allowed sets).  It proves the record is complete enough to replay;
- * vpower-sim's reader is the real consumer.  Reads the first file of a
+ * allowed sets).  It proves the record is complete enough to replay.
+ * It is the format's second, independent implementation: vpower-sim's
+ * reader (sim/trace_record.c) replays through the daemon's cycle
+ * instead, so the two check each other.  Reads the first file of a
  * run (no L lines).  Exit 0 when every block matches, 1 on the first
  * mismatch (printed), 99 on a malformed record. */
 

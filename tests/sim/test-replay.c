@@ -28,6 +28,8 @@ int
 main(void)
 {
     static struct replay_obs obs[N_DEC][N_VCPUS];
+    static uint32_t busy[N_DEC][POL_MAX_CPUS], khz[N_DEC][POL_MAX_CPUS];
+    static uint64_t ivls[N_DEC];
     struct pol_plan *live[N_DEC], *out;
     struct pol_vm vms[N_VMS];
     struct pol_vcpu vcpus[N_VCPUS];
@@ -75,6 +77,14 @@ main(void)
                          : 0;
 
         now += ivl;
+        ivls[k] = ivl;
+        /* Each CPU's busy share and the frequency it ran at, as the
+         * daemon measures them: the policy sizes pool cores from them. */
+        for (unsigned c = 0; c < model.n_cpus; c++) {
+            busy[k][c] = (uint32_t) (rng_uniform(&g) * 1000000.0);
+            khz[k][c] = k ? live[k - 1]->dom_freq_khz[model.cpu_domain[c]]
+                          : 0;
+        }
         for (int v = 0; v < N_VCPUS; v++) {
             struct replay_obs *o = &obs[k][v];
             double u = rng_uniform(&g);
@@ -83,8 +93,7 @@ main(void)
             o->idx = vcpus[v].idx;
             o->cpu = k ? cpuset_next(&live[k - 1]->vcpu_allowed[v], 0) : -1;
             o->s_cpu = o->cpu;
-            o->freq_khz = o->cpu >= 0
-                ? live[k - 1]->dom_freq_khz[model.cpu_domain[o->cpu]] : 0;
+            o->freq_khz = o->cpu >= 0 ? khz[k][o->cpu] : 0;
             o->interval_ns = ivl;
             o->busy_ns = (uint64_t) (ivl * u * (v % 3 ? 0.3 : 0.9));
             o->ready_ns = (uint64_t) (ivl * u * 0.01);
@@ -102,6 +111,8 @@ main(void)
         in.managed = all;
         in.online = all;
         in.now_ns = now;
+        in.cpu_busy_ppm = busy[k];
+        in.cpu_ran_khz = khz[k];
         live[k] = pol_plan_create(N_VMS, N_VCPUS);
         CHECK(pol_decide(st, &in, live[k]) == 0);
     }
@@ -133,6 +144,10 @@ main(void)
         memset(&d, 0, sizeof d);
         now += obs[k][0].interval_ns;
         d.now_ns = now;
+        d.sample = true;
+        d.interval_ns = ivls[k];
+        d.cpu_busy_ppm = busy[k];
+        d.cpu_ran_khz = khz[k];
         d.vms = vms;
         d.n_vms = N_VMS;
         d.obs = obs[k];
