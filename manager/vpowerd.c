@@ -264,39 +264,32 @@ main(int argc, char **argv)
         LOG_ERR("cannot set up signal handling");
         return 1;
     }
-    r = vpd_start(d, err, sizeof err);
-    if (r < 0) {
-        LOG_ERR("cannot start: %s", err);
-        vpd_stop(d);
-        notify_destroy(m.notify);
-        sched_destroy(d->sched);
-        free(d);
-        return 1;
-    }
     /* The control socket opens only once the daemon is running, so a
      * client never sees a half-started daemon; it closes before the
      * restore so nobody can change policy while originals go back. */
-    r = cmds_start(d, err, sizeof err);
+    r = vpd_start(d, err, sizeof err);
+    if (r >= 0) {
+        r = cmds_start(d, err, sizeof err);
+    }
     if (r < 0) {
         LOG_ERR("cannot start: %s", err);
+        cmds_stop(d);
         vpd_stop(d);
-        notify_destroy(m.notify);
-        sched_destroy(d->sched);
-        free(d);
-        return 1;
-    }
-    notify_ready(m.notify);
-    code = sched_run(d->sched);
-    notify_stopping(m.notify);
-    cmds_stop(d);
-    r = vpd_stop(d);
-    if (r < 0) {
-        LOG_ERR("could not restore everything: %s", strerror(-r));
         code = 1;
-    } else if (d->dry_run) {
-        LOG_INFO("dry run: nothing to restore; exiting");
     } else {
-        LOG_INFO("restored; exiting");
+        notify_ready(m.notify);
+        code = sched_run(d->sched);
+        notify_stopping(m.notify);
+        cmds_stop(d);
+        r = vpd_stop(d);
+        if (r < 0) {
+            LOG_ERR("could not restore everything: %s", strerror(-r));
+            code = 1;
+        } else if (d->dry_run) {
+            LOG_INFO("dry run: nothing to restore; exiting");
+        } else {
+            LOG_INFO("restored; exiting");
+        }
     }
     notify_destroy(m.notify);
     sched_destroy(d->sched);

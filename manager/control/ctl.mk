@@ -1,12 +1,15 @@
 # manager/control/ctl.mk -- the control socket (server side in the daemon's
 # library), the vpowerctl client, their docs, man pages and completion.
 #
-# proto.c is shared by vpowerd, vpowerctl and vpower-exporter; ctl.c and
+# proto.c is shared by vpowerd, vpowerctl and vpower-exporter, and so are
+# the client (ctlclient.c) and the result accessors (jsonget.c); ctl.c and
 # cmds.c only by vpowerd (they need daemon.c's vpd_* calls, which the
 # static library resolves only where they are linked).  vpowerctl links
 # json-c and the pure policy library (policy names), never libvirt.
 manager_libvpowermgr_a_SOURCES += \
 	manager/control/proto.c manager/control/proto.h \
+	manager/control/ctlclient.c manager/control/ctlclient.h \
+	manager/control/jsonget.c manager/control/jsonget.h \
 	manager/control/ctl.c manager/control/ctl.h \
 	manager/control/cmds.c manager/control/cmds.h
 

@@ -3,10 +3,11 @@
  * A separate, unprivileged program: the root daemon opens no TCP port.
  * Each scrape of GET /metrics connects to vpowerd's control socket (a
  * read-only client, like chronyc's monitoring commands), sends "status"
- * and "list" as JSON lines, and renders the replies with metrics.c.  The
- * whole query is bounded by --timeout (default 2 s), so a slow or stuck
- * daemon costs a scrape at most that long; if the daemon is down the
- * scrape still answers with vpower_up 0 and the exporter's own metrics.
+ * and "list" through ctlclient.c, and renders the replies with
+ * metrics.c.  The whole query is bounded by --timeout (default 2 s), so
+ * a slow or stuck daemon costs a scrape at most that long; if the daemon
+ * is down the scrape still answers with vpower_up 0 and the exporter's
+ * own metrics.
  *
  * HTTP is libmicrohttpd with its internal polling thread and a small
  * thread pool (epoll): idle or slow connections cost a socket and a few
@@ -44,7 +45,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,7 +52,9 @@
 #include <microhttpd.h>
 
 #include "manager/log.h"
+#include "manager/control/ctlclient.h"
 #include "manager/control/metrics.h"
+#include "manager/control/proto.h"
 #include "manager/util.h"
 #include "policy/num.h"
 
@@ -100,184 +102,72 @@ now_ns(void)
 
 /* ---- vpowerd client ------------------------------------------------ */
 
-/* Milliseconds left until 'deadline_ns', at least 0. */
-static int
-left_ms(uint64_t deadline_ns)
+/* Asks 'cc' for one result ('cmd') with the time left until
+ * 'deadline_ns'; returns it (caller owns) or NULL with 'err' filled. */
+static struct json_object *
+fetch_result(struct ctlc *cc, enum proto_cmd cmd, uint64_t deadline_ns,
+             unsigned timeout_ms, char *err, size_t errlen)
 {
+    struct proto_request req;
+    struct proto_reply rep;
+    struct json_object *res = NULL;
     uint64_t now = now_ns();
+    enum ctlc_err e = CTLC_E_TIMEOUT;
 
-    return now >= deadline_ns ? 0 : (int) ((deadline_ns - now) / 1000000 + 1);
-}
-
-/* Takes reply 'line' to request 'id' 1 (status) or 2 (list). */
-static int
-take_reply(const char *line, struct json_object **status,
-           struct json_object **list, char *err, size_t errlen)
-{
-    struct json_object *o = json_tokener_parse(line), *v;
-    int id, rc = 0;
-
-    if (!o || !json_object_is_type(o, json_type_object)) {
-        snprintf(err, errlen, "vpowerd sent a line that is not a JSON "
-                 "object");
-        rc = -EPROTO;
-        goto out;
+    memset(&req, 0, sizeof req);
+    req.cmd = cmd;
+    if (now < deadline_ns) {
+        ctlc_set_timeout(cc, (unsigned) ((deadline_ns - now) / 1000000 + 1));
+        e = ctlc_call(cc, &req, &rep);
     }
-    id = json_object_object_get_ex(o, "id", &v) ? json_object_get_int(v)
-                                                 : 0;
-    if (id != 1 && id != 2) {
-        goto out;                       /* Not ours: ignore. */
+    if (e == CTLC_E_TIMEOUT) {
+        snprintf(err, errlen, "vpowerd at %s did not answer within %u ms",
+                 ctlc_path(cc), timeout_ms);
+        return NULL;
     }
-    if (!json_object_object_get_ex(o, "ok", &v)
-        || !json_object_get_boolean(v)) {
-        struct json_object *e = NULL, *m = NULL;
-
-        json_object_object_get_ex(o, "error", &e);
-        if (e) {
-            json_object_object_get_ex(e, "message", &m);
-        }
-        snprintf(err, errlen, "vpowerd refused '%s': %s",
-                 id == 1 ? "status" : "list",
-                 m ? json_object_get_string(m) : "no message");
-        rc = -EPROTO;
-        goto out;
+    if (e != CTLC_OK) {
+        snprintf(err, errlen, "%s", ctlc_error(cc));
+        return NULL;
     }
-    if (!json_object_object_get_ex(o, "result", &v)) {
+    if (!rep.ok) {
+        snprintf(err, errlen, "vpowerd refused '%s': %.200s",
+                 proto_cmd_name(cmd),
+                 rep.message[0] ? rep.message : rep.code_name);
+    } else if (!rep.result) {
         snprintf(err, errlen, "vpowerd's reply has no result");
-        rc = -EPROTO;
-        goto out;
-    }
-    json_object_get(v);
-    if (id == 1) {
-        json_object_put(*status);
-        *status = v;
     } else {
-        json_object_put(*list);
-        *list = v;
+        res = json_object_get(rep.result);
     }
-out:
-    json_object_put(o);
-    return rc;
+    proto_reply_free(&rep);
+    return res;
 }
 
-/* Sends status and list to the socket at 'path' and waits at most
- * 'timeout_ms' for both replies.  Returns 0 with both set (caller owns),
- * or -errno with 'err' filled and nothing set. */
+/* Asks the socket at 'path' for status and list, both within
+ * 'timeout_ms' from now.  Returns 0 with both set (caller owns), or -1
+ * with 'err' filled and nothing set. */
 static int
 query_daemon(const char *path, unsigned timeout_ms,
              struct json_object **status, struct json_object **list,
              char *err, size_t errlen)
 {
-    static const char req[] =
-        "{\"version\":1,\"id\":1,\"cmd\":\"status\",\"args\":{}}\n"
-        "{\"version\":1,\"id\":2,\"cmd\":\"list\",\"args\":{}}\n";
     uint64_t deadline = now_ns() + (uint64_t) timeout_ms * 1000000;
-    struct sockaddr_un sa;
-    size_t sent = 0, len = 0, cap = 0;
-    char *buf = NULL;
-    int fd, rc = 0;
+    struct ctlc cc;
 
     *status = *list = NULL;
-    if (strlen(path) >= sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path '%s' is too long", path);
-        return -ENAMETOOLONG;
+    if (ctlc_connect(&cc, path, timeout_ms, MAX_REPLY) != CTLC_OK) {
+        snprintf(err, errlen, "%s", ctlc_error(&cc));
+    } else if ((*status = fetch_result(&cc, PROTO_CMD_STATUS, deadline,
+                                       timeout_ms, err, errlen))) {
+        *list = fetch_result(&cc, PROTO_CMD_LIST, deadline, timeout_ms, err,
+                             errlen);
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "socket: %s", strerror(errno));
-        return rc;
-    }
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    strcpy(sa.sun_path, path);
-    if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0
-        && errno != EINPROGRESS) {
-        rc = -errno;
-        snprintf(err, errlen, "cannot connect to vpowerd at %s: %s", path,
-                 strerror(errno));
-        goto out;
-    }
-    while (!*status || !*list) {
-        struct pollfd p = { fd, POLLIN, 0 };
-        int ms = left_ms(deadline);
-        ssize_t n;
-
-        if (sent < sizeof req - 1) {
-            p.events |= POLLOUT;
-        }
-        if (!ms || (n = poll(&p, 1, ms)) == 0) {
-            rc = -ETIMEDOUT;
-            snprintf(err, errlen, "vpowerd at %s did not answer within "
-                     "%u ms", path, timeout_ms);
-            goto out;
-        }
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            rc = -errno;
-            snprintf(err, errlen, "poll: %s", strerror(errno));
-            goto out;
-        }
-        if (p.revents & POLLOUT) {
-            n = send(fd, req + sent, sizeof req - 1 - sent, MSG_NOSIGNAL);
-            if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                rc = -errno;
-                snprintf(err, errlen, "sending to vpowerd: %s",
-                         strerror(errno));
-                goto out;
-            }
-            sent += n > 0 ? (size_t) n : 0;
-        }
-        if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) {
-            continue;
-        }
-        if (len + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 131072;
-            buf = xrealloc(buf, cap);
-        }
-        n = recv(fd, buf + len, cap - len - 1, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            continue;
-        }
-        if (n <= 0) {
-            rc = n < 0 ? -errno : -ECONNRESET;
-            snprintf(err, errlen, "vpowerd closed the connection before "
-                     "answering%s%s", n < 0 ? ": " : "",
-                     n < 0 ? strerror(errno) : "");
-            goto out;
-        }
-        len += (size_t) n;
-        buf[len] = '\0';
-        for (char *nl; (nl = memchr(buf, '\n', len));) {
-            size_t used = (size_t) (nl - buf) + 1;
-
-            *nl = '\0';
-            rc = take_reply(buf, status, list, err, errlen);
-            memmove(buf, buf + used, len - used);
-            len -= used;
-            buf[len] = '\0';
-            if (rc < 0) {
-                goto out;
-            }
-        }
-        if (len > MAX_REPLY) {
-            rc = -E2BIG;
-            snprintf(err, errlen, "vpowerd's reply exceeds %u bytes",
-                     MAX_REPLY);
-            goto out;
-        }
-    }
-out:
-    if (rc < 0) {
+    ctlc_close(&cc);
+    if (!*list) {
         json_object_put(*status);
-        json_object_put(*list);
-        *status = *list = NULL;
+        *status = NULL;
+        return -1;
     }
-    free(buf);
-    close(fd);
-    return rc;
+    return 0;
 }
 
 /* ---- Connection guard ------------------------------------------------ */

@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "manager/control/jsonget.h"
 #include "manager/util.h"
 
 struct fam {
@@ -326,56 +327,6 @@ sample(struct rctx *r, const struct fam *f, const char *const *labels,
     puts_(r, "\n");
 }
 
-/* ---- JSON access ------------------------------------------------------ */
-
-static struct json_object *
-jget(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-
-    if (!o || !json_object_is_type(o, json_type_object)
-        || !json_object_object_get_ex(o, key, &v)) {
-        return NULL;
-    }
-    return v;
-}
-
-static bool
-jnum(struct json_object *o, const char *key, double *out)
-{
-    struct json_object *v = jget(o, key);
-
-    if (v && (json_object_is_type(v, json_type_int)
-              || json_object_is_type(v, json_type_double))) {
-        *out = json_object_get_double(v);
-        return true;
-    }
-    if (v && json_object_is_type(v, json_type_boolean)) {
-        *out = json_object_get_boolean(v) ? 1 : 0;
-        return true;
-    }
-    return false;
-}
-
-static const char *
-jstr(struct json_object *o, const char *key, const char *dflt)
-{
-    struct json_object *v = jget(o, key);
-
-    if (v && json_object_is_type(v, json_type_string)) {
-        return json_object_get_string(v);
-    }
-    return dflt;
-}
-
-static struct json_object *
-jarr(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return v && json_object_is_type(v, json_type_array) ? v : NULL;
-}
-
 /* A number (or boolean) field of 'o' as sample of 'f', times 'scale'. */
 static void
 num_sample(struct rctx *r, const struct fam *f, struct json_object *o,
@@ -383,7 +334,7 @@ num_sample(struct rctx *r, const struct fam *f, struct json_object *o,
 {
     double v;
 
-    if (jnum(o, key, &v)) {
+    if (jsonget_num(o, key, &v)) {
         /* Divide by exact powers of ten rather than multiply by inexact
          * fractions: 50 us is 5e-05 s, not 4.9999999999999996e-05. */
         sample(r, f, labels, scale >= 1 ? v * scale
@@ -396,7 +347,7 @@ static void
 map_family(struct rctx *r, const struct fam *f, struct json_object *o,
            const char *key, const char *label, const char *const *extra)
 {
-    struct json_object *m = jget(o, key);
+    struct json_object *m = jsonget_field(o, key);
     const char *labels[16];
     size_t n = 0;
 
@@ -427,12 +378,14 @@ static void
 histogram_family(struct rctx *r, const struct fam *f, struct json_object *o,
                  const char *key)
 {
-    struct json_object *h = jget(o, key);
-    struct json_object *le = jarr(h, "le"), *cum = jarr(h, "cumulative");
+    struct json_object *h = jsonget_field(o, key);
+    struct json_object *le = jsonget_arr(h, "le");
+    struct json_object *cum = jsonget_arr(h, "cumulative");
     double count, sum, prev_le = -INFINITY, prev_c = 0;
     size_t n;
 
-    if (!le || !cum || !jnum(h, "count", &count) || !jnum(h, "sum", &sum)
+    if (!le || !cum || !jsonget_num(h, "count", &count)
+        || !jsonget_num(h, "sum", &sum)
         || (n = json_object_array_length(le)) != json_object_array_length(cum)
         || n > 64) {
         return;
@@ -487,87 +440,104 @@ cpu_label(struct json_object *c, char *id, size_t len)
 {
     double v;
 
-    if (!jnum(c, "cpu", &v)) {
+    if (!jsonget_num(c, "cpu", &v)) {
         return false;
     }
     snprintf(id, len, "%.0f", v);
     return true;
 }
 
+/* The per-CPU number families after vpower_cpu_state, in output order:
+ * field 'key' of each CPU, or of each of its idle states if 'per_idle'. */
+static const struct cpu_fam {
+    const struct fam *f;
+    const char *key;
+    bool per_idle;
+} cpu_fams[] = {
+    { &F_CPU_FREQ, "frequency_hertz", false },
+    { &F_CPU_IDLE, "seconds", true },
+    { &F_CPU_IDLE_DIS, "disabled", true },
+    { &F_CPU_NONIDLE, "nonidle_seconds", false },
+};
+
+/* vpower_cpu_state of CPU 'c' (labelled 'id'): 1 for its state, 0 for
+ * the other known ones; an unknown state is shown as it came. */
 static void
-render_cpus(struct rctx *r, struct json_object *s)
+cpu_state(struct rctx *r, struct json_object *c, const char *id)
 {
     static const char *const states[] = {
         "active", "parked", "offline", "unmanaged"
     };
-    struct json_object *cpus = jarr(s, "cpus"), *fds = jarr(s, "freq_domains");
-    size_t n = cpus ? json_object_array_length(cpus) : 0;
-    size_t nfd = fds ? json_object_array_length(fds) : 0;
+    const char *cur = jsonget_str(c, "state", "");
+    bool known = false;
+
+    for (size_t k = 0; k < ARRAY_SIZE(states); k++) {
+        const char *l[] = { "cpu", id, "state", states[k], NULL };
+
+        known |= !strcmp(cur, states[k]);
+        sample(r, &F_CPU_STATE, l, !strcmp(cur, states[k]));
+    }
+    if (!known && *cur) {
+        const char *l[] = { "cpu", id, "state", cur, NULL };
+
+        sample(r, &F_CPU_STATE, l, 1);
+    }
+}
+
+/* Family 'cf' for CPU 'c' (labelled 'id'). */
+static void
+cpu_family(struct rctx *r, const struct cpu_fam *cf, struct json_object *c,
+           const char *id)
+{
+    struct json_object *idle = jsonget_arr(c, "idle");
+
+    if (!cf->per_idle) {
+        const char *l[] = { "cpu", id, NULL };
+
+        num_sample(r, cf->f, c, cf->key, l, 1);
+        return;
+    }
+    for (size_t k = 0; k < jsonget_len(idle); k++) {
+        struct json_object *st = json_object_array_get_idx(idle, k);
+        const char *l[] = { "cpu", id, "state",
+                            jsonget_str(st, "state", "?"), NULL };
+
+        num_sample(r, cf->f, st, cf->key, l, 1);
+    }
+}
+
+static void
+render_cpus(struct rctx *r, struct json_object *s)
+{
+    struct json_object *cpus = jsonget_arr(s, "cpus");
+    struct json_object *fds = jsonget_arr(s, "freq_domains");
+    size_t n = jsonget_len(cpus), nfd = jsonget_len(fds);
     char id[32];
 
-#define FOR_CPU(C) \
-    for (size_t i_ = 0; i_ < n; i_++) \
-        for (struct json_object *C = json_object_array_get_idx(cpus, i_); \
-             C && cpu_label(C, id, sizeof id); C = NULL)
+    /* Family by family, so each family's samples stay together. */
+    for (size_t f = 0; f <= ARRAY_SIZE(cpu_fams); f++) {
+        for (size_t i = 0; i < n; i++) {
+            struct json_object *c = json_object_array_get_idx(cpus, i);
 
-    FOR_CPU(c) {
-        const char *cur = jstr(c, "state", "");
-        bool known = false;
-
-        for (size_t k = 0; k < ARRAY_SIZE(states); k++) {
-            const char *l[] = { "cpu", id, "state", states[k], NULL };
-
-            known |= !strcmp(cur, states[k]);
-            sample(r, &F_CPU_STATE, l, !strcmp(cur, states[k]));
-        }
-        if (!known && *cur) {
-            const char *l[] = { "cpu", id, "state", cur, NULL };
-
-            sample(r, &F_CPU_STATE, l, 1);
+            if (!c || !cpu_label(c, id, sizeof id)) {
+                continue;
+            }
+            if (f == 0) {
+                cpu_state(r, c, id);
+            } else {
+                cpu_family(r, &cpu_fams[f - 1], c, id);
+            }
         }
     }
-    FOR_CPU(c) {
-        const char *l[] = { "cpu", id, NULL };
-
-        num_sample(r, &F_CPU_FREQ, c, "frequency_hertz", l, 1);
-    }
-    FOR_CPU(c) {
-        struct json_object *idle = jarr(c, "idle");
-
-        for (size_t k = 0; idle && k < json_object_array_length(idle); k++) {
-            struct json_object *st = json_object_array_get_idx(idle, k);
-            const char *l[] = { "cpu", id, "state",
-                                jstr(st, "state", "?"), NULL };
-
-            num_sample(r, &F_CPU_IDLE, st, "seconds", l, 1);
-        }
-    }
-    FOR_CPU(c) {
-        struct json_object *idle = jarr(c, "idle");
-
-        for (size_t k = 0; idle && k < json_object_array_length(idle); k++) {
-            struct json_object *st = json_object_array_get_idx(idle, k);
-            const char *l[] = { "cpu", id, "state",
-                                jstr(st, "state", "?"), NULL };
-
-            num_sample(r, &F_CPU_IDLE_DIS, st, "disabled", l, 1);
-        }
-    }
-    FOR_CPU(c) {
-        const char *l[] = { "cpu", id, NULL };
-
-        num_sample(r, &F_CPU_NONIDLE, c, "nonidle_seconds", l, 1);
-    }
-#undef FOR_CPU
 
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < nfd; i++) {
             struct json_object *d = json_object_array_get_idx(fds, i);
             const char *l[] = { "freq_domain", id, "cpus",
-                                jstr(d, "cpus", ""), NULL };
+                                jsonget_str(d, "cpus", ""), NULL };
             double v;
 
-            if (!jnum(d, "domain", &v)) {
+            if (!jsonget_num(d, "domain", &v)) {
                 continue;
             }
             snprintf(id, sizeof id, "%.0f", v);
@@ -584,10 +554,10 @@ static void
 render_status(struct rctx *r, struct json_object *s)
 {
     static const char *const modes[] = { "off", "performance" };
-    const char *src = jstr(s, "energy_source", "model");
+    const char *src = jsonget_str(s, "energy_source", "model");
     const char *lsrc[] = { "source", src, NULL };
-    const char *ov = jstr(s, "override", NULL);
-    const char *ver = jstr(s, "version", NULL);
+    const char *ov = jsonget_str(s, "override", NULL);
+    const char *ver = jsonget_str(s, "version", NULL);
 
     if (ver) {
         const char *l[] = { "version", ver, NULL };
@@ -596,7 +566,7 @@ render_status(struct rctx *r, struct json_object *s)
     }
     num_sample(r, &F_UPTIME, s, "uptime_seconds", NULL, 1);
     {
-        const char *l[] = { "driver", jstr(s, "driver", ""), NULL };
+        const char *l[] = { "driver", jsonget_str(s, "driver", ""), NULL };
 
         num_sample(r, &F_HV, s, "connected", l, 1);
     }
@@ -638,7 +608,7 @@ render_status(struct rctx *r, struct json_object *s)
 static bool
 vm_ok(struct json_object *vm)
 {
-    return jstr(vm, "name", NULL) && jstr(vm, "uuid", NULL);
+    return jsonget_str(vm, "name", NULL) && jsonget_str(vm, "uuid", NULL);
 }
 
 #define FOR_VM(VM, VMS) \
@@ -650,11 +620,11 @@ static void
 vm_labels(struct json_object *vm, const char **l)
 {
     l[0] = "domain";
-    l[1] = jstr(vm, "name", "");
+    l[1] = jsonget_str(vm, "name", "");
     l[2] = "uuid";
-    l[3] = jstr(vm, "uuid", "");
+    l[3] = jsonget_str(vm, "uuid", "");
     l[4] = "policy";
-    l[5] = jstr(vm, "policy", "");
+    l[5] = jsonget_str(vm, "policy", "");
     l[6] = NULL;
 }
 
@@ -677,18 +647,18 @@ vcpu_family(struct rctx *r, struct json_object *vms, const struct fam *f,
             const char *key, double scale)
 {
     FOR_VM(vm, vms) {
-        struct json_object *vcpus = jarr(vm, "vcpus");
+        struct json_object *vcpus = jsonget_arr(vm, "vcpus");
 
         for (size_t k = 0; vcpus && k < json_object_array_length(vcpus);
              k++) {
             struct json_object *vc = json_object_array_get_idx(vcpus, k);
             char idx[32];
-            const char *l[] = { "domain", jstr(vm, "name", ""),
-                                "uuid", jstr(vm, "uuid", ""),
+            const char *l[] = { "domain", jsonget_str(vm, "name", ""),
+                                "uuid", jsonget_str(vm, "uuid", ""),
                                 "vcpu", idx, NULL };
             double v;
 
-            if (!jnum(vc, "vcpu", &v)) {
+            if (!jsonget_num(vc, "vcpu", &v)) {
                 continue;
             }
             snprintf(idx, sizeof idx, "%.0f", v);
@@ -700,7 +670,7 @@ vcpu_family(struct rctx *r, struct json_object *vms, const struct fam *f,
 static void
 render_vms(struct rctx *r, struct json_object *list, struct json_object *s)
 {
-    struct json_object *vms = jarr(list, "vms");
+    struct json_object *vms = jsonget_arr(list, "vms");
     double host_j;
 
     if (vms) {
@@ -712,17 +682,18 @@ render_vms(struct rctx *r, struct json_object *list, struct json_object *s)
         sample(r, &F_VMS, NULL, (double) n);
         FOR_VM(vm, vms) {
             const char *l[] = {
-                "domain", jstr(vm, "name", ""), "uuid", jstr(vm, "uuid", ""),
-                "policy", jstr(vm, "policy", ""),
-                "policy_source", jstr(vm, "policy_source", ""),
-                "reason", jstr(vm, "reason", ""), NULL
+                "domain", jsonget_str(vm, "name", ""),
+                "uuid", jsonget_str(vm, "uuid", ""),
+                "policy", jsonget_str(vm, "policy", ""),
+                "policy_source", jsonget_str(vm, "policy_source", ""),
+                "reason", jsonget_str(vm, "reason", ""), NULL
             };
 
             sample(r, &F_VM_INFO, l, 1);
         }
         vm_family(r, vms, &F_VM_MANAGED, "managed", 1);
         FOR_VM(vm, vms) {
-            struct json_object *vcpus = jarr(vm, "vcpus");
+            struct json_object *vcpus = jsonget_arr(vm, "vcpus");
             const char *l[8];
 
             vm_labels(vm, l);
@@ -736,7 +707,7 @@ render_vms(struct rctx *r, struct json_object *list, struct json_object *s)
         vm_family(r, vms, &F_VM_ENERGY, "energy_joules", 1);
     }
     /* The pseudo-VM keeps sum(vm energy) == host energy (attrib.h). */
-    if (jnum(s, "unattributed_energy_joules", &host_j)) {
+    if (jsonget_num(s, "unattributed_energy_joules", &host_j)) {
         const char *l[] = { "domain", METRICS_HOST_PSEUDO_VM, "uuid", "",
                             "policy", "", NULL };
 

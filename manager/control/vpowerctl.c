@@ -21,14 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "manager/control/ctlclient.h"
+#include "manager/control/jsonget.h"
 #include "manager/control/proto.h"
 #include "manager/util.h"
 #include "policy/cpuset.h"
@@ -54,13 +53,8 @@ struct opts {
 };
 
 struct conn {
-    int fd;
-    const char *path;
-    double timeout_s;
-    int64_t next_id;
+    struct ctlc cc;
     bool json;                      /* --json: leave strings as sent. */
-    char *buf;
-    size_t len, cap;
 };
 
 static void usage_error(const char *fmt, ...)
@@ -170,45 +164,39 @@ parse_seconds(const char *opt, const char *s, double min, double max)
 
 /* ---- Connection ------------------------------------------------------- */
 
+/* Exits with the exit code and hint that fit a failed connect or call. */
+static void
+conn_die(const struct ctlc *c, enum ctlc_err e)
+{
+    switch (e) {
+    case CTLC_E_PATH:
+        usage_error("%s", ctlc_error(c));
+    case CTLC_E_PERM:
+        die(EXIT_PERM, "%s (ask an administrator for access to the socket, "
+            "or use sudo)", ctlc_error(c));
+    case CTLC_E_CONNECT:
+        die(EXIT_CONNECT, "%s (is vpowerd running? start it with "
+            "'vpowerd' or 'systemctl start vpowerd'%s)", ctlc_error(c),
+            getenv("VPOWER_SOCKET") ? "; VPOWER_SOCKET is set" : "");
+    case CTLC_E_TIMEOUT:
+        die(EXIT_CONNECT, "%s (use --timeout to wait longer)",
+            ctlc_error(c));
+    default:
+        break;
+    }
+    die(EXIT_CONNECT, "%s", ctlc_error(c));
+}
+
 static void
 conn_open(struct conn *c, const struct opts *o)
 {
-    const char *path = o->socket;
-    double timeout_s = o->timeout_s;
-    struct sockaddr_un sa;
-    struct timeval tv;
+    enum ctlc_err e;
 
-    memset(c, 0, sizeof *c);
-    c->path = path;
-    c->timeout_s = timeout_s;
     c->json = o->json;
-    c->next_id = 1;
-    if (strlen(path) >= sizeof sa.sun_path) {
-        usage_error("socket path %s is too long", path);
-    }
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd < 0) {
-        die(EXIT_CONNECT, "socket: %s", strerror(errno));
-    }
-    tv.tv_sec = (time_t) timeout_s;
-    tv.tv_usec = (suseconds_t) ((timeout_s - (double) tv.tv_sec) * 1e6);
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    if (connect(c->fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
-        int e = errno;
-
-        if (e == EACCES || e == EPERM) {
-            die(EXIT_PERM, "cannot connect to vpowerd at %s: %s (ask an "
-                "administrator for access to the socket, or use sudo)",
-                path, strerror(e));
-        }
-        die(EXIT_CONNECT, "cannot connect to vpowerd at %s: %s (is vpowerd "
-            "running? start it with 'vpowerd' or 'systemctl start "
-            "vpowerd'%s)", path, strerror(e),
-            getenv("VPOWER_SOCKET") ? "; VPOWER_SOCKET is set" : "");
+    e = ctlc_connect(&c->cc, o->socket,
+                     (unsigned) (o->timeout_s * 1000.0 + 0.5), MAX_REPLY);
+    if (e != CTLC_OK) {
+        conn_die(&c->cc, e);
     }
 }
 
@@ -244,99 +232,23 @@ escape_strings(struct json_object *o)
 static void
 conn_call(struct conn *c, struct proto_request *req, struct proto_reply *rep)
 {
-    char *line, *nl;
-    size_t off = 0, n;
-    char err[256];
     char safe[sizeof rep->message];
-    int send_err = 0;
+    enum ctlc_err e = ctlc_call(&c->cc, req, rep);
 
-    req->id = c->next_id++;
-    line = proto_format_request(req);
-    n = strlen(line);
-    while (off < n) {
-        ssize_t w = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
-
-        if (w < 0) {
-            int e = errno;
-
-            if (e == EINTR) {
-                continue;
-            }
-            if (e == EPIPE || e == ECONNRESET) {
-                /* vpowerd may have refused the connection with a reply
-                 * (busy) before it read ours: show that, not EPIPE. */
-                send_err = e;
-                break;
-            }
-            free(line);
-            die(EXIT_CONNECT, "cannot send to vpowerd at %s: %s", c->path,
-                e == EAGAIN ? "timed out" : strerror(e));
-        }
-        off += (size_t) w;
+    if (e != CTLC_OK) {
+        conn_die(&c->cc, e);
     }
-    free(line);
-    for (;;) {
-        ssize_t r;
-
-        nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-        if (nl) {
-            break;
-        }
-        if (c->cap - c->len < 4096) {
-            if (c->cap >= MAX_REPLY) {
-                die(EXIT_CONNECT, "reply from vpowerd is larger than %u "
-                    "bytes", MAX_REPLY);
-            }
-            c->cap = c->cap ? 2 * c->cap : 65536;
-            c->buf = xrealloc(c->buf, c->cap);
-        }
-        r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0 && send_err) {
-            die(EXIT_CONNECT, "cannot send to vpowerd at %s: %s", c->path,
-                strerror(send_err));
-        }
-        if (r < 0) {
-            die(EXIT_CONNECT, "no reply from vpowerd at %s: %s", c->path,
-                errno == EAGAIN ? "timed out (use --timeout to wait longer)"
-                : strerror(errno));
-        }
-        if (r == 0) {
-            die(EXIT_CONNECT, "vpowerd at %s closed the connection without "
-                "a reply", c->path);
-        }
-        c->len += (size_t) r;
-    }
-    n = (size_t) (nl - c->buf) + 1;
-    if (proto_parse_reply(c->buf, n, rep, err, sizeof err) < 0) {
-        die(EXIT_CONNECT, "bad reply from vpowerd at %s: %s", c->path, err);
-    }
-    memmove(c->buf, c->buf + n, c->len - n);
-    c->len -= n;
     if (!c->json) {
         escape_strings(rep->result);
     }
     util_escape(rep->message, safe, sizeof safe);
     memcpy(rep->message, safe, sizeof safe);
-    /* Replies carry our id; a null id is a connection-level error (busy,
-     * bad request) that still belongs to this call. */
-    if (rep->id >= 0 && rep->id != req->id) {
-        die(EXIT_CONNECT, "reply from vpowerd has id %lld, expected %lld",
-            (long long) rep->id, (long long) req->id);
-    }
 }
 
 static void
 conn_close(struct conn *c)
 {
-    if (c->fd >= 0) {
-        close(c->fd);
-    }
-    free(c->buf);
-    c->fd = -1;
-    c->buf = NULL;
+    ctlc_close(&c->cc);
 }
 
 /* Exits with the right code if 'rep' is an error. */
@@ -366,59 +278,6 @@ call_once(const struct opts *o, struct proto_request *req,
     conn_call(&c, req, rep);
     conn_close(&c);
     check_reply(rep);
-}
-
-/* ---- Field access ------------------------------------------------------ */
-
-static struct json_object *
-jget(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-
-    if (o && json_object_is_type(o, json_type_object)) {
-        json_object_object_get_ex(o, key, &v);
-    }
-    return v;
-}
-
-static const char *
-jstr(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return v && json_object_is_type(v, json_type_string)
-           ? json_object_get_string(v) : "?";
-}
-
-static double
-jnum(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return v ? json_object_get_double(v) : 0.0;
-}
-
-static int64_t
-jint(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return v ? json_object_get_int64(v) : 0;
-}
-
-static bool
-jbool(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return v && json_object_get_boolean(v);
-}
-
-static size_t
-jlen(struct json_object *a)
-{
-    return a && json_object_is_type(a, json_type_array)
-           ? json_object_array_length(a) : 0;
 }
 
 /* Pretty JSON on stdout, always valid UTF-8 and free of terminal
@@ -584,82 +443,97 @@ render_status_head(struct json_object *r, FILE *f)
 {
     struct table t;
     char b1[64], b2[512];
-    double e = jnum(r, "energy_joules"), base = jnum(r, "baseline_energy_joules");
-    double saved = jnum(r, "saved_joules");
+    double e = jsonget_num_or(r, "energy_joules", 0);
+    double base = jsonget_num_or(r, "baseline_energy_joules", 0);
+    double saved = jsonget_num_or(r, "saved_joules", 0);
 
     tbl_init(&t, 2);
-    kv(&t, "vpowerd:", fmt(b2, sizeof b2, "%s, up %s", jstr(r, "version"),
+    kv(&t, "vpowerd:", fmt(b2, sizeof b2, "%s, up %s",
+                           jsonget_str(r, "version", "?"),
                            duration(b1, sizeof b1,
-                                    jnum(r, "uptime_seconds"))));
-    kv(&t, "Driver:", fmt(b2, sizeof b2, "%s (%s)", jstr(r, "driver"),
-                          jbool(r, "connected") ? "connected"
-                                                : "NOT connected"));
-    kv(&t, "Mode:", jbool(r, "dry_run")
+                                    jsonget_num_or(r, "uptime_seconds", 0))));
+    kv(&t, "Driver:", fmt(b2, sizeof b2, "%s (%s)",
+                          jsonget_str(r, "driver", "?"),
+                          jsonget_bool(r, "connected") ? "connected"
+                                                       : "NOT connected"));
+    kv(&t, "Mode:", jsonget_bool(r, "dry_run")
                     ? "dry run (plans are logged, nothing is changed)"
                     : "active");
-    kv(&t, "Override:", jstr(r, "override"));
-    kv(&t, "Period:", fmt(b2, sizeof b2, "%.1f s", jnum(r, "period_seconds")));
-    kv(&t, "Decisions:", fmt(b2, sizeof b2, "%lld",
-                             (long long) jint(r, "decisions_total")));
+    kv(&t, "Override:", jsonget_str(r, "override", "?"));
+    kv(&t, "Period:", fmt(b2, sizeof b2, "%.1f s",
+                          jsonget_num_or(r, "period_seconds", 0)));
+    kv(&t, "Decisions:",
+       fmt(b2, sizeof b2, "%lld",
+           (long long) jsonget_int(r, "decisions_total", 0)));
     kv(&t, "Power:", fmt(b2, sizeof b2, "%.1f W (%s estimate)",
-                         jnum(r, "power_watts"), jstr(r, "energy_source")));
+                         jsonget_num_or(r, "power_watts", 0),
+                         jsonget_str(r, "energy_source", "?")));
     kv(&t, "Energy:", fmt(b2, sizeof b2, "%.1f J (baseline %.1f J, saved "
                           "%.1f J, %.1f%%)", e, base, saved,
                           base > 0 ? 100.0 * saved / base : 0.0));
-    if (jget(r, "ready_source")) {
-        struct json_object *th = jget(r, "thermal");
+    if (jsonget_field(r, "ready_source")) {
+        struct json_object *th = jsonget_field(r, "thermal");
 
         kv(&t, "Inputs:", fmt(b2, sizeof b2, "ready time from %s, "
-                              "frequency from %s", jstr(r, "ready_source"),
-                              jget(r, "frequency_source")
-                              ? jstr(r, "frequency_source") : "?"));
+                              "frequency from %s",
+                              jsonget_str(r, "ready_source", "?"),
+                              jsonget_str(r, "frequency_source", "?")));
         if (th) {
-            kv(&t, "Thermal:", fmt(b2, sizeof b2, "%s (events from %s, "
-                                   "%lld changes)", jstr(th, "state"),
-                                   jstr(th, "source"),
-                                   (long long) jint(th, "events_total")));
+            kv(&t, "Thermal:",
+               fmt(b2, sizeof b2, "%s (events from %s, %lld changes)",
+                   jsonget_str(th, "state", "?"),
+                   jsonget_str(th, "source", "?"),
+                   (long long) jsonget_int(th, "events_total", 0)));
         }
     }
     kv(&t, "CPUs:", fmt(b2, sizeof b2, "%lld active, %lld parked, %lld "
-                        "offline", (long long) jint(r, "active_cpus"),
-                        (long long) jint(r, "parked_cpus"),
-                        (long long) jint(r, "offline_cpus")));
-    kv(&t, "Actions:", counters(b2, sizeof b2, jget(r, "actions_total")));
-    kv(&t, "Errors:", counters(b2, sizeof b2, jget(r, "errors_total")));
+                        "offline",
+                        (long long) jsonget_int(r, "active_cpus", 0),
+                        (long long) jsonget_int(r, "parked_cpus", 0),
+                        (long long) jsonget_int(r, "offline_cpus", 0)));
+    kv(&t, "Actions:",
+       counters(b2, sizeof b2, jsonget_field(r, "actions_total")));
+    kv(&t, "Errors:",
+       counters(b2, sizeof b2, jsonget_field(r, "errors_total")));
     tbl_print(&t, f);
 }
 
 static void
 render_cpus(struct json_object *r, FILE *f)
 {
-    struct json_object *cpus = jget(r, "cpus");
+    struct json_object *cpus = jsonget_field(r, "cpus");
     struct table t;
 
     tbl_init(&t, 6);
     tbl_row(&t, "CPU", "STATE", "MANAGED", "FREQ_MHZ", "NONIDLE_S",
             "IDLE_S");
-    for (size_t i = 0; i < jlen(cpus); i++) {
+    for (size_t i = 0; i < jsonget_len(cpus); i++) {
         struct json_object *c = json_object_array_get_idx(cpus, i);
-        struct json_object *idle = jget(c, "idle");
+        struct json_object *idle = jsonget_field(c, "idle");
         char b1[32], b2[32], b3[32], b4[512];
+        int64_t hz;
         size_t n = 0;
 
         b4[0] = '\0';
-        for (size_t k = 0; k < jlen(idle); k++) {
+        for (size_t k = 0; k < jsonget_len(idle); k++) {
             struct json_object *s = json_object_array_get_idx(idle, k);
 
             n += (size_t) snprintf(b4 + n, n < sizeof b4 ? sizeof b4 - n : 0,
                                    "%s%s %.1f%s", n ? ", " : "",
-                                   jstr(s, "state"), jnum(s, "seconds"),
-                                   jbool(s, "disabled") ? " (off)" : "");
+                                   jsonget_str(s, "state", "?"),
+                                   jsonget_num_or(s, "seconds", 0),
+                                   jsonget_bool(s, "disabled") ? " (off)"
+                                                               : "");
         }
-        tbl_row(&t, fmt(b1, sizeof b1, "%lld", (long long) jint(c, "cpu")),
-                jstr(c, "state"), jbool(c, "managed") ? "yes" : "no",
-                jint(c, "frequency_hertz")
-                ? fmt(b2, sizeof b2, "%lld",
-                      (long long) (jint(c, "frequency_hertz") / 1000000))
-                : "-",
-                fmt(b3, sizeof b3, "%.1f", jnum(c, "nonidle_seconds")),
+        hz = jsonget_int(c, "frequency_hertz", 0);
+        tbl_row(&t, fmt(b1, sizeof b1, "%lld",
+                        (long long) jsonget_int(c, "cpu", 0)),
+                jsonget_str(c, "state", "?"),
+                jsonget_bool(c, "managed") ? "yes" : "no",
+                hz ? fmt(b2, sizeof b2, "%lld", (long long) (hz / 1000000))
+                   : "-",
+                fmt(b3, sizeof b3, "%.1f",
+                    jsonget_num_or(c, "nonidle_seconds", 0)),
                 n ? b4 : "-");
     }
     tbl_print(&t, f);
@@ -669,12 +543,13 @@ render_cpus(struct json_object *r, FILE *f)
 static const char *
 vm_cpus(char *buf, size_t len, struct json_object *vm)
 {
-    struct json_object *vcpus = jget(vm, "vcpus");
+    struct json_object *vcpus = jsonget_field(vm, "vcpus");
     struct cpuset u, s;
 
     cpuset_zero(&u);
-    for (size_t i = 0; i < jlen(vcpus); i++) {
-        const char *a = jstr(json_object_array_get_idx(vcpus, i), "allowed");
+    for (size_t i = 0; i < jsonget_len(vcpus); i++) {
+        const char *a = jsonget_str(json_object_array_get_idx(vcpus, i),
+                                    "allowed", "?");
 
         if (cpuset_parse(&s, a) == 0) {
             cpuset_or(&u, &u, &s);
@@ -690,27 +565,31 @@ vm_cpus(char *buf, size_t len, struct json_object *vm)
 static void
 render_vms(struct json_object *r, FILE *f)
 {
-    struct json_object *vms = jget(r, "vms");
+    struct json_object *vms = jsonget_field(r, "vms");
     struct table t;
 
     tbl_init(&t, 9);
     tbl_row(&t, "ID", "NAME", "POLICY", "REASON", "VCPUS", "LOAD%",
             "READY%", "ENERGY_J", "CPUS");
-    for (size_t i = 0; i < jlen(vms); i++) {
+    for (size_t i = 0; i < jsonget_len(vms); i++) {
         struct json_object *v = json_object_array_get_idx(vms, i);
         char b1[32], b2[32], b3[32], b4[32], b5[32], b6[1024];
-        int64_t id = jint(v, "id");
+        int64_t id = jsonget_int(v, "id", 0);
 
         tbl_row(&t, id >= 0 ? fmt(b1, sizeof b1, "%lld", (long long) id)
                             : "-",
-                jstr(v, "name"), jstr(v, "policy"), jstr(v, "reason"),
-                fmt(b2, sizeof b2, "%zu", jlen(jget(v, "vcpus"))),
-                fmt(b3, sizeof b3, "%.1f", jnum(v, "load_pct")),
-                fmt(b4, sizeof b4, "%.1f", jnum(v, "ready_pct")),
-                fmt(b5, sizeof b5, "%.1f", jnum(v, "energy_joules")),
+                jsonget_str(v, "name", "?"), jsonget_str(v, "policy", "?"),
+                jsonget_str(v, "reason", "?"),
+                fmt(b2, sizeof b2, "%zu",
+                    jsonget_len(jsonget_field(v, "vcpus"))),
+                fmt(b3, sizeof b3, "%.1f", jsonget_num_or(v, "load_pct", 0)),
+                fmt(b4, sizeof b4, "%.1f",
+                    jsonget_num_or(v, "ready_pct", 0)),
+                fmt(b5, sizeof b5, "%.1f",
+                    jsonget_num_or(v, "energy_joules", 0)),
                 vm_cpus(b6, sizeof b6, v));
     }
-    if (!jlen(vms)) {
+    if (!jsonget_len(vms)) {
         fputs("No running VMs.\n", f);
         for (size_t i = 0; i < t.n_cols; i++) {
             free(t.cells[i]);
@@ -726,19 +605,20 @@ render_policy(struct json_object *r, FILE *f)
 {
     struct table t;
     char b[64];
-    int64_t lat = jint(r, "latency_us"), fq = jint(r, "min_freq_khz");
-    const char *src = jstr(r, "source");
+    int64_t lat = jsonget_int(r, "latency_us", 0);
+    int64_t fq = jsonget_int(r, "min_freq_khz", 0);
+    const char *src = jsonget_str(r, "source", "?");
 
     tbl_init(&t, 2);
-    kv(&t, "Name:", jstr(r, "name"));
-    kv(&t, "UUID:", jstr(r, "uuid"));
-    kv(&t, "Policy:", jstr(r, "policy"));
+    kv(&t, "Name:", jsonget_str(r, "name", "?"));
+    kv(&t, "UUID:", jsonget_str(r, "uuid", "?"));
+    kv(&t, "Policy:", jsonget_str(r, "policy", "?"));
     kv(&t, "Latency bound:", lat ? fmt(b, sizeof b, "%lld us",
                                        (long long) lat) : "none");
     kv(&t, "Min frequency:", fq ? fmt(b, sizeof b, "%lld kHz",
                                       (long long) fq) : "none");
-    kv(&t, "Never offline:", jbool(r, "never_offline") ? "yes" : "no");
-    kv(&t, "Share SMT:", jbool(r, "share_smt") ? "yes" : "no");
+    kv(&t, "Never offline:", jsonget_bool(r, "never_offline") ? "yes" : "no");
+    kv(&t, "Share SMT:", jsonget_bool(r, "share_smt") ? "yes" : "no");
     kv(&t, "Source:", !strcmp(src, "metadata") ? "domain metadata"
                       : !strcmp(src, "default")
                       ? "default (default_policy in vpowerd.conf)" : src);
@@ -810,18 +690,19 @@ cmd_simple(const struct opts *o, enum proto_cmd cmd, const char *vm)
         fputc('\n', stdout);
         render_cpus(r, stdout);
     } else if (cmd == PROTO_CMD_LIST && o->names) {
-        struct json_object *vms = jget(r, "vms");
+        struct json_object *vms = jsonget_field(r, "vms");
 
-        for (size_t i = 0; i < jlen(vms); i++) {
-            puts(jstr(json_object_array_get_idx(vms, i), "name"));
+        for (size_t i = 0; i < jsonget_len(vms); i++) {
+            puts(jsonget_str(json_object_array_get_idx(vms, i), "name", "?"));
         }
     } else if (cmd == PROTO_CMD_LIST) {
         render_vms(r, stdout);
     } else if (cmd == PROTO_CMD_GET_POLICY) {
         render_policy(r, stdout);
     } else if (cmd == PROTO_CMD_EXPLAIN) {
-        printf("%s: %s\n", jstr(r, "name"), jstr(r, "reason"));
-        wrap(jstr(r, "text"), stdout);
+        printf("%s: %s\n", jsonget_str(r, "name", "?"),
+               jsonget_str(r, "reason", "?"));
+        wrap(jsonget_str(r, "text", "?"), stdout);
     }
     proto_reply_free(&rep);
     return 0;
@@ -845,8 +726,9 @@ cmd_set_policy(const struct opts *o, const char *vm, const char *policy)
     if (o->json) {
         print_json(rep.result);
     } else {
-        printf("Policy of %s set to %s.\n", jstr(rep.result, "name"),
-               jstr(rep.result, "policy"));
+        printf("Policy of %s set to %s.\n",
+               jsonget_str(rep.result, "name", "?"),
+               jsonget_str(rep.result, "policy", "?"));
     }
     proto_reply_free(&rep);
     return 0;
@@ -869,7 +751,8 @@ cmd_override(const struct opts *o, const char *mode)
     if (o->json) {
         print_json(rep.result);
     } else {
-        printf("Host-wide override: %s\n", jstr(rep.result, "override"));
+        printf("Host-wide override: %s\n",
+               jsonget_str(rep.result, "override", "?"));
     }
     proto_reply_free(&rep);
     return 0;
@@ -891,8 +774,9 @@ cmd_version(const struct opts *o)
     if (o->json) {
         print_json(rep.result);
     } else {
-        printf("vpowerd %s (protocol %lld)\n", jstr(rep.result, "version"),
-               (long long) jint(rep.result, "protocol"));
+        printf("vpowerd %s (protocol %lld)\n",
+               jsonget_str(rep.result, "version", "?"),
+               (long long) jsonget_int(rep.result, "protocol", 0));
     }
     proto_reply_free(&rep);
     return 0;

@@ -1,11 +1,20 @@
-# tests/unit/ctl.mk -- unit tests of the control protocol (manager/control/proto.c)
-# and of what keeps foreign bytes out of log lines (manager/log.c).
+# tests/unit/ctl.mk -- unit tests of the control protocol (manager/control/proto.c),
+# its client (ctlclient.c, jsonget.c) and of what keeps foreign bytes out
+# of log lines (manager/log.c).
 check_PROGRAMS += tests/unit/test-proto
 TESTS += tests/unit/test-proto
 tests_unit_test_proto_SOURCES = tests/unit/test-proto.c
 tests_unit_test_proto_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_proto_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(CMOCKA_LIBS) $(JSONC_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test-ctlclient
+TESTS += tests/unit/test-ctlclient
+tests_unit_test_ctlclient_SOURCES = tests/unit/test-ctlclient.c
+tests_unit_test_ctlclient_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(JSONC_CFLAGS)
+tests_unit_test_ctlclient_LDADD = manager/libvpowermgr.a \
+	policy/libvpowerpolicy.a $(CMOCKA_LIBS) $(JSONC_LIBS) -lm
 
 check_PROGRAMS += tests/unit/test-log
 TESTS += tests/unit/test-log
