@@ -66,6 +66,10 @@ struct vpd_vm {
     double energy_j;                /* Attributed estimated energy. */
     enum pol_reason reason;         /* From the last plan. */
     struct gch_conn *gch;           /* Guest channel, NULL if none. */
+    bool migr_frozen;               /* A live migration job runs on it
+                                     * (manager/migration.h): its pins
+                                     * are neither changed nor restored;
+                                     * the plan keeps them as they are. */
     struct vpd_vm *next;
 };
 
