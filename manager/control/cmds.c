@@ -200,6 +200,36 @@ thermal_result(const struct vpd *d)
     return t;
 }
 
+/* Knobs another writer took over (drv.h, struct drv_foreign): the
+ * total the host driver counts and the first FOREIGN_MAX of them. */
+#define FOREIGN_MAX 64
+
+static void
+add_foreign(struct json_object *r, struct vpd *d)
+{
+    struct drv_foreign list[FOREIGN_MAX];
+    struct json_object *a = json_object_new_array();
+    size_t n = 0;
+
+    if (d->host && d->host_ops && d->host_ops->foreign) {
+        n = d->host_ops->foreign(d->host, list, FOREIGN_MAX);
+    }
+    for (size_t i = 0; i < n && i < FOREIGN_MAX; i++) {
+        struct json_object *o = json_object_new_object();
+
+        add_int(o, "cpu", list[i].cpu);
+        add_str(o, "knob", list[i].knob);
+        add_str(o, "expected", list[i].expected);
+        add_str(o, "found", list[i].found);
+        add_bool(o, "written", list[i].written);
+        add_int(o, "since_seconds", list[i].since_s);
+        add_int(o, "found_seconds", list[i].when_s);
+        json_object_array_add(a, o);
+    }
+    add_u64(r, "foreign_knobs_total", n);
+    add(r, "foreign_knobs", a);
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -235,6 +265,7 @@ status_result(struct vpd *d)
     add_str(r, "frequency_source", d->freq_source ? d->freq_source
                                                   : "host-driver");
     add(r, "thermal", thermal_result(d));
+    add_foreign(r, d);
     add_str(r, "record", d->record_path ? d->record_path : "");
 
     for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {

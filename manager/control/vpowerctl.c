@@ -579,6 +579,29 @@ counters(char *buf, size_t len, struct json_object *o)
 
 /* ---- Renderers -------------------------------------------------------- */
 
+/* Knobs another writer took over: one line each, "cpuN KNOB: VALUE
+ * (vpowerd's VALUE)", after a line with their number. */
+static void
+render_foreign(struct table *t, struct json_object *r)
+{
+    struct json_object *a = jget(r, "foreign_knobs");
+    char b[256];
+
+    if (jint(r, "foreign_knobs_total") <= 0) {
+        return;
+    }
+    kv(t, "Foreign knobs:", fmt(b, sizeof b, "%lld (changed by another "
+                                "writer; left alone)",
+                                (long long) jint(r, "foreign_knobs_total")));
+    for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+        struct json_object *k = json_object_array_get_idx(a, i);
+
+        kv(t, "", fmt(b, sizeof b, "cpu%lld %s: %s (vpowerd's %s)",
+                      (long long) jint(k, "cpu"), jstr(k, "knob"),
+                      jstr(k, "found"), jstr(k, "expected")));
+    }
+}
+
 static void
 render_status_head(struct json_object *r, FILE *f)
 {
@@ -626,6 +649,7 @@ render_status_head(struct json_object *r, FILE *f)
                         (long long) jint(r, "offline_cpus")));
     kv(&t, "Actions:", counters(b2, sizeof b2, jget(r, "actions_total")));
     kv(&t, "Errors:", counters(b2, sizeof b2, jget(r, "errors_total")));
+    render_foreign(&t, r);
     tbl_print(&t, f);
 }
 
