@@ -24,6 +24,7 @@
 
 #include "manager/cycle.h"
 #include "manager/inputs/freqsrc.h"
+#include "manager/drivers/meter.h"
 #include "manager/drivers/sysfs.h"
 #include "manager/guestchan.h"
 #include "manager/inputs/hostmodel.h"
@@ -392,6 +393,24 @@ hv_event(void *aux, enum drv_event ev, const char *uuid)
         vpd_count_error(d, VPD_E_LIBVIRT);
         break;
     }
+}
+
+/* ---- Power meters (manager/drivers/meter.h) ------------------------- */
+
+/* Finds the power meters below the configured roots and logs what each
+ * covers, and which would measure the whole host. */
+static void
+find_meters(struct vpd *d)
+{
+    struct meter_roots roots = {
+        .powercap = d->conf.powercap_root,
+        .hwmon = d->conf.hwmon_root,
+        .ipmi_dev = NULL,
+    };
+
+    d->meters = XNEW(struct meter_list);
+    meter_discover(&roots, d->meters);
+    meter_log_list(d->meters);
 }
 
 /* ---- Live migration (manager/migration.h) -------------------------- */
@@ -787,6 +806,7 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     if (!d->hv) {
         return -ECONNREFUSED;
     }
+    find_meters(d);
     pv->migr = migr_create();
     if (d->hv_ops->set_migr_cb) {
         d->hv_ops->set_migr_cb(d->hv, hv_migr, d);
@@ -965,6 +985,11 @@ vpd_stop(struct vpd *d)
     pol_state_destroy(d->pol);
     d->pol = NULL;
     cycle_destroy(d);
+    if (d->meters) {
+        meter_list_clear(d->meters);
+        free(d->meters);
+        d->meters = NULL;
+    }
     if (pv) {
         migr_destroy(pv->migr);
         free(pv);

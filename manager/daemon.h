@@ -24,6 +24,7 @@ struct sched;
 struct gch_conn;
 struct ctl_server;
 struct cycle;
+struct meter_list;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -144,6 +145,10 @@ struct vpd {
     const char *record_path;        /* Record file in use, NULL if off. */
     struct cycle *cyc;              /* The decision cycle (manager/cycle.h),
                                      * NULL outside vpd_start(). */
+    struct meter_list *meters;      /* Power meters found at start below
+                                     * conf.powercap_root and hwmon_root
+                                     * (manager/drivers/meter.h), for
+                                     * status; NULL outside vpd_start(). */
 };
 
 /* Looks a running VM up by name, UUID or numeric id (as virsh does). */

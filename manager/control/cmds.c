@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "manager/daemon.h"
+#include "manager/drivers/meter.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
@@ -230,6 +231,40 @@ add_foreign(struct json_object *r, struct vpd *d)
     add(r, "foreign_knobs", a);
 }
 
+/* The power meters found at start: what each is and covers, and
+ * whether it is part of the whole-host meter (meter_choose_host). */
+static void
+add_meters(struct json_object *r, const struct vpd *d)
+{
+    struct json_object *a = json_object_new_array();
+    struct meter_choice c = { .n = 0 };
+    const struct meter_list *l = d->meters;
+
+    if (l && meter_choose_host(l, &c) < 0) {
+        c.n = 0;
+    }
+    for (size_t i = 0; l && i < l->n; i++) {
+        const struct meter_info *m = &l->meters[i];
+        struct json_object *o = json_object_new_object();
+        char line[METER_NAME_LEN + METER_PATH_LEN + 80];
+        bool host = false;
+
+        for (size_t k = 0; k < c.n; k++) {
+            host |= c.idx[k] == i;
+        }
+        meter_describe(m, line, sizeof line);
+        add_str(o, "name", m->name);
+        add_str(o, "kind", meter_kind_name(m->kind));
+        add_str(o, "scope", meter_scope_name(m->scope));
+        add_str(o, "path", m->path);
+        add_bool(o, "host", host);
+        add_str(o, "description", line);
+        json_object_array_add(a, o);
+    }
+    add(r, "meters", a);
+    add_str(r, "host_meter_scope", c.n ? meter_scope_name(c.scope) : "");
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -266,6 +301,7 @@ status_result(struct vpd *d)
                                                   : "host-driver");
     add(r, "thermal", thermal_result(d));
     add_foreign(r, d);
+    add_meters(r, d);
     add_str(r, "record", d->record_path ? d->record_path : "");
 
     for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {

@@ -579,6 +579,32 @@ counters(char *buf, size_t len, struct json_object *o)
 
 /* ---- Renderers -------------------------------------------------------- */
 
+/* Power meters found at start: a line with their number and what the
+ * whole-host meter covers, then one line each, marked "(host)" when it
+ * is part of the whole-host meter. */
+static void
+render_meters(struct table *t, struct json_object *r)
+{
+    struct json_object *a = jget(r, "meters");
+    const char *scope;
+    char b[1024];
+    size_t n;
+
+    if (!a || !json_object_is_type(a, json_type_array)) {
+        return;
+    }
+    n = json_object_array_length(a);
+    scope = jget(r, "host_meter_scope") ? jstr(r, "host_meter_scope") : "";
+    kv(t, "Meters:", fmt(b, sizeof b, "%zu found; whole host: %s", n,
+                         *scope ? scope : "none"));
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *m = json_object_array_get_idx(a, i);
+
+        kv(t, "", fmt(b, sizeof b, "%s%s", jstr(m, "description"),
+                      jbool(m, "host") ? " (host)" : ""));
+    }
+}
+
 /* Knobs another writer took over: one line each, "cpuN KNOB: VALUE
  * (vpowerd's VALUE)", after a line with their number. */
 static void
@@ -650,6 +676,7 @@ render_status_head(struct json_object *r, FILE *f)
     kv(&t, "Actions:", counters(b2, sizeof b2, jget(r, "actions_total")));
     kv(&t, "Errors:", counters(b2, sizeof b2, jget(r, "errors_total")));
     render_foreign(&t, r);
+    render_meters(&t, r);
     tbl_print(&t, f);
 }
 
