@@ -56,6 +56,8 @@ static const struct conf_directive directives[] = {
     STR("sysfs_root", T_PATH, sysfs_root),
     STR("energy_model", T_PATH, model_file),
     STR("journal", T_PATH, journal_path),
+    STR("powercap_root", T_PATH, powercap_root),
+    STR("hwmon_root", T_PATH, hwmon_root),
     STR("control_socket", T_SOCKET, socket_path),
     STR("admin_group", T_GROUP, admin_group),
     STR("record", T_PATH, record_path),
@@ -84,6 +86,8 @@ conf_defaults(struct vpd_conf *c)
     strcpy(c->connect_uri, "qemu:///system");
     strcpy(c->sysfs_root, "/sys/devices/system/cpu");
     strcpy(c->journal_path, "/run/vpower/journal");
+    strcpy(c->powercap_root, "/sys/class/powercap");
+    strcpy(c->hwmon_root, "/sys/class/hwmon");
     strcpy(c->socket_path, "/run/vpower/vpowerd.sock");
     cpuset_zero(&c->managed);
     c->managed_set = false;

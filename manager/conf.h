@@ -27,6 +27,10 @@ struct vpd_conf {
     char sysfs_root[256];           /* sysfs_root /sys/devices/system/cpu */
     char model_file[256];           /* energy_model FILE ("" = from sysfs) */
     char journal_path[256];         /* journal /run/vpower/journal */
+    char powercap_root[256];        /* powercap_root /sys/class/powercap
+                                     * (RAPL meters are looked for here) */
+    char hwmon_root[256];           /* hwmon_root /sys/class/hwmon
+                                     * (hwmon power/energy sensors) */
     char socket_path[256];          /* control_socket /run/vpower/vpowerd.sock */
     char admin_group[64];           /* admin_group NAME ("" = root only) */
     char record_path[256];          /* record FILE ("" = off) */

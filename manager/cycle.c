@@ -421,8 +421,14 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
         p->id = (uint32_t) vm->dom.id;
         p->policy = vm->policy;
         p->hints = vm->hints;
-        p->unmanaged = vm->unmanaged;
-        if (vm->dom.static_pinning || vm->unmanaged) {
+        p->unmanaged = vm->unmanaged || vm->migr_frozen;
+        if (vm->migr_frozen) {
+            /* Migrating: planned around where its vCPUs are allowed. */
+            cpuset_zero(&p->fixed);
+            for (unsigned i = 0; i < vm->n_vcpus; i++) {
+                cpuset_or(&p->fixed, &p->fixed, &vm->vcpus[i].applied);
+            }
+        } else if (vm->dom.static_pinning || vm->unmanaged) {
             cpuset_and(&p->fixed, &vm->dom.static_cpus, &cy->managed);
             if (vm->unmanaged && cpuset_empty(&p->fixed)) {
                 p->fixed = vm->dom.static_cpus;
@@ -638,7 +644,7 @@ exec_pin(struct vpd *d, const struct pol_action *x)
         return;
     }
     vm = cy->vm_of[x->vm];
-    if (vm->unmanaged || cpuset_empty(&x->set)
+    if (vm->unmanaged || vm->migr_frozen || cpuset_empty(&x->set)
         || !cpuset_subset(&x->set, &cy->managed)) {
         return;
     }

@@ -24,11 +24,13 @@
 
 #include "manager/cycle.h"
 #include "manager/inputs/freqsrc.h"
+#include "manager/drivers/meter.h"
 #include "manager/drivers/sysfs.h"
 #include "manager/guestchan.h"
 #include "manager/inputs/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
+#include "manager/migration.h"
 #include "manager/inputs/qemuconf.h"
 #include "manager/record.h"
 #include "manager/restore.h"
@@ -54,6 +56,8 @@ struct vpd_priv {
     struct freqsrc *fs;             /* NULL: the host driver's cur_khz. */
     struct thermal *th;             /* NULL: no thermal events. */
     struct rec *rec;                /* Replay record, NULL if off. */
+    struct migr *migr;              /* Live migrations per domain
+                                     * (manager/migration.h). */
 };
 
 static void arm_cycle(struct vpd *d, uint64_t delay_ns);
@@ -303,6 +307,9 @@ hook_vm_gone(void *aux, struct vpd_vm *vm)
     if (d->priv->jnl && !d->priv->stopping) {
         jnl_forget_domain(d->priv->jnl, vm->dom.uuid);
     }
+    if (d->priv->migr && !d->priv->stopping) {
+        migr_done(d->priv->migr, vm->dom.uuid);
+    }
     gch_detach(d, vm);
 }
 
@@ -394,12 +401,101 @@ hv_event(void *aux, enum drv_event ev, const char *uuid)
     }
 }
 
+/* ---- Power meters (manager/drivers/meter.h) ------------------------- */
+
+/* Finds the power meters below the configured roots and logs what each
+ * covers, and which would measure the whole host. */
+static void
+find_meters(struct vpd *d)
+{
+    struct meter_roots roots = {
+        .powercap = d->conf.powercap_root,
+        .hwmon = d->conf.hwmon_root,
+        .ipmi_dev = NULL,
+    };
+
+    d->meters = XNEW(struct meter_list);
+    meter_discover(&roots, d->meters);
+    meter_log_list(d->meters);
+}
+
+/* ---- Live migration (manager/migration.h) -------------------------- */
+
+static void
+hv_migr(void *aux, enum drv_migr ev, const char *uuid)
+{
+    struct vpd *d = aux;
+
+    struct vpd_vm *vm;
+
+    if (!d->cyc || !d->priv->migr || !uuid) {
+        return;
+    }
+    migr_event(d->priv->migr, ev, uuid);
+    if (ev != DRV_MIGR_GONE) {
+        return;
+    }
+    /* A resync may have dropped it already (vm_gone forgot its journal
+     * entries); either way nothing is restored to it. */
+    vm = vmreg_find_uuid(d, uuid);
+    LOG_INFO("domain %s migrated away: originals forgotten, not restored",
+             vm ? vm->dom.name : uuid);
+    if (vm) {
+        vmreg_remove(d, vm);        /* vm_gone forgets, migr_done. */
+    } else {
+        migr_done(d->priv->migr, uuid);
+    }
+    vpd_kick(d);
+}
+
+/* Acts on each VM's migration verdict before anything touches its pins:
+ * frozen VMs keep theirs, gone ones are dropped with their journal
+ * entries forgotten (never restored), arrived ones are taken afresh. */
+static void
+migr_refresh(struct vpd *d)
+{
+    struct vpd_priv *pv = d->priv;
+    struct vpd_vm *vm, *next;
+
+    for (vm = d->vms; vm && pv->migr; vm = next) {
+        enum drv_job job = DRV_JOB_NONE;
+        bool known = false;
+        bool was_frozen = vm->migr_frozen;
+        enum migr_verdict v;
+
+        next = vm->next;
+        if (d->hv_ops->migr_job) {
+            known = d->hv_ops->migr_job(d->hv, vm->dom.uuid, &job) == 0;
+        }
+        v = migr_verdict(pv->migr, vm->dom.uuid, job, known);
+        vm->migr_frozen = v == MIGR_FROZEN;
+        if (vm->migr_frozen != was_frozen) {
+            LOG_INFO("domain %s: %s", vm->dom.name, vm->migr_frozen
+                     ? "migration runs: pins frozen"
+                     : "no migration runs: managed again");
+        }
+        if (v == MIGR_GONE) {
+            LOG_INFO("domain %s migrated away: originals forgotten, "
+                     "not restored", vm->dom.name);
+            vmreg_remove(d, vm);    /* vm_gone forgets, migr_done. */
+        } else if (v == MIGR_ARRIVED) {
+            vmreg_arrived(d, vm);
+            if (pv->jnl) {
+                jnl_forget_domain(pv->jnl, vm->dom.uuid);
+            }
+            save_vm_originals(d, vm);
+            migr_done(pv->migr, vm->dom.uuid);
+        }
+    }
+}
+
 static void
 cycle_timer_cb(void *aux)
 {
     struct vpd *d = aux;
 
     d->cycle_timer = 0;
+    migr_refresh(d);
     cycle_run(d, true);
     arm_cycle(d, cycle_next_delay_ns(d));
 }
@@ -423,6 +519,7 @@ vpd_kick(struct vpd *d)
     }
     /* Decide on the loads as tracked; sampling stays on the period (a
      * few-ms interval would only add noise to the load history). */
+    migr_refresh(d);
     cycle_run(d, false);
 }
 
@@ -715,6 +812,11 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     if (!d->hv) {
         return -ECONNREFUSED;
     }
+    find_meters(d);
+    pv->migr = migr_create();
+    if (d->hv_ops->set_migr_cb) {
+        d->hv_ops->set_migr_cb(d->hv, hv_migr, d);
+    }
     read_sched_core(d);
 
     /* 1. A crashed run's journal first, before anything else. */
@@ -831,6 +933,7 @@ vpd_stop(struct vpd *d)
         d->cycle_timer = 0;
     }
     if (pv && d->cyc && !d->dry_run && d->host) {
+        migr_refresh(d);            /* No restore onto a migrating VM. */
         r = restore_all(d);
         if (pv->jnl && d->host_ops->caps & DRV_HOST_SYSFS_TREE) {
             /* Anything the sysfs driver journalled that the in-memory
@@ -888,7 +991,13 @@ vpd_stop(struct vpd *d)
     pol_state_destroy(d->pol);
     d->pol = NULL;
     cycle_destroy(d);
+    if (d->meters) {
+        meter_list_clear(d->meters);
+        free(d->meters);
+        d->meters = NULL;
+    }
     if (pv) {
+        migr_destroy(pv->migr);
         free(pv);
         d->priv = NULL;
     }

@@ -78,7 +78,7 @@ restore_all(struct vpd *d)
     int ret = 0, r;
 
     for (struct vpd_vm *vm = d->vms; vm && d->cyc->hv_up; vm = vm->next) {
-        if (vm->unmanaged) {
+        if (vm->unmanaged || vm->migr_frozen) {
             continue;
         }
         for (unsigned i = 0; i < vm->n_vcpus; i++) {

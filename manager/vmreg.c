@@ -121,6 +121,9 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
     }
     vm->emu_applied = vm->emu_original;
     read_policy(d, vm);
+    if (dom->migrated_in) {
+        vmreg_arrived(d, vm);
+    }
     vm->next = d->vms;
     d->vms = vm;
     d->n_vms++;
@@ -135,6 +138,22 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
         h->vm_added(h->aux, vm);
     }
     return vm;
+}
+
+void
+vmreg_arrived(struct vpd *d, struct vpd_vm *vm)
+{
+    vm->dom.static_pinning = false;
+    cpuset_zero(&vm->dom.static_cpus);
+    vm->unmanaged = false;
+    for (unsigned i = 0; i < vm->n_vcpus; i++) {
+        vm->vcpus[i].original = host_all(d);
+    }
+    vm->emu_original = host_all(d);
+    read_policy(d, vm);
+    LOG_INFO("domain %s arrived by migration: policy %s%s", vm->dom.name,
+             pol_kind_name(vm->policy.kind),
+             vm->policy_from_metadata ? " (metadata)" : " (default)");
 }
 
 void
@@ -162,6 +181,12 @@ vm_update(struct vpd *d, struct vpd_vm *vm, const struct drv_dom *dom)
     struct drv_dom old = vm->dom;
 
     vm->dom = *dom;
+    if (dom->migrated_in) {
+        /* Live pins that came with a migration are nobody's static
+         * pins here. */
+        vm->dom.static_pinning = false;
+        cpuset_zero(&vm->dom.static_cpus);
+    }
     if (dom->n_vcpus == old_n) {
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
             if (!vm->vcpus[i].tid) {

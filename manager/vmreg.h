@@ -24,6 +24,12 @@ int vmreg_resync(struct vpd *);
 /* Drops 'vm' (vm_gone first) and frees it. */
 void vmreg_remove(struct vpd *, struct vpd_vm *vm);
 
+/* 'vm' arrived here by live migration: re-reads its policy from its
+ * metadata and takes neither its live pins (the source host's) as
+ * administrator's static pins nor as originals: its originals become
+ * all host CPUs, which is what an unpinned domain starts with. */
+void vmreg_arrived(struct vpd *, struct vpd_vm *vm);
+
 /* Drops every VM (vm_gone for each, quietly: at stop). */
 void vmreg_clear(struct vpd *);
 

@@ -24,6 +24,7 @@ struct sched;
 struct gch_conn;
 struct ctl_server;
 struct cycle;
+struct meter_list;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -65,6 +66,10 @@ struct vpd_vm {
     double energy_j;                /* Attributed estimated energy. */
     enum pol_reason reason;         /* From the last plan. */
     struct gch_conn *gch;           /* Guest channel, NULL if none. */
+    bool migr_frozen;               /* A live migration job runs on it
+                                     * (manager/migration.h): its pins
+                                     * are neither changed nor restored;
+                                     * the plan keeps them as they are. */
     struct vpd_vm *next;
 };
 
@@ -139,6 +144,10 @@ struct vpd {
     const char *record_path;        /* Record file in use, NULL if off. */
     struct cycle *cyc;              /* The decision cycle (manager/cycle.h),
                                      * NULL outside vpd_start(). */
+    struct meter_list *meters;      /* Power meters found at start below
+                                     * conf.powercap_root and hwmon_root
+                                     * (manager/drivers/meter.h), for
+                                     * status; NULL outside vpd_start(). */
 };
 
 #endif /* manager/vpd_types.h */

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "manager/daemon.h"
+#include "manager/drivers/meter.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
@@ -200,6 +201,70 @@ thermal_result(const struct vpd *d)
     return t;
 }
 
+/* Knobs another writer took over (drv.h, struct drv_foreign): the
+ * total the host driver counts and the first FOREIGN_MAX of them. */
+#define FOREIGN_MAX 64
+
+static void
+add_foreign(struct json_object *r, struct vpd *d)
+{
+    struct drv_foreign list[FOREIGN_MAX];
+    struct json_object *a = json_object_new_array();
+    size_t n = 0;
+
+    if (d->host && d->host_ops && d->host_ops->foreign) {
+        n = d->host_ops->foreign(d->host, list, FOREIGN_MAX);
+    }
+    for (size_t i = 0; i < n && i < FOREIGN_MAX; i++) {
+        struct json_object *o = json_object_new_object();
+
+        add_int(o, "cpu", list[i].cpu);
+        add_str(o, "knob", list[i].knob);
+        add_str(o, "expected", list[i].expected);
+        add_str(o, "found", list[i].found);
+        add_bool(o, "written", list[i].written);
+        add_int(o, "since_seconds", list[i].since_s);
+        add_int(o, "found_seconds", list[i].when_s);
+        json_object_array_add(a, o);
+    }
+    add_u64(r, "foreign_knobs_total", n);
+    add(r, "foreign_knobs", a);
+}
+
+/* The power meters found at start: what each is and covers, and
+ * whether it is part of the whole-host meter (meter_choose_host). */
+static void
+add_meters(struct json_object *r, const struct vpd *d)
+{
+    struct json_object *a = json_object_new_array();
+    struct meter_choice c = { .n = 0 };
+    const struct meter_list *l = d->meters;
+
+    if (l && meter_choose_host(l, &c) < 0) {
+        c.n = 0;
+    }
+    for (size_t i = 0; l && i < l->n; i++) {
+        const struct meter_info *m = &l->meters[i];
+        struct json_object *o = json_object_new_object();
+        char line[METER_NAME_LEN + METER_PATH_LEN + 80];
+        bool host = false;
+
+        for (size_t k = 0; k < c.n; k++) {
+            host |= c.idx[k] == i;
+        }
+        meter_describe(m, line, sizeof line);
+        add_str(o, "name", m->name);
+        add_str(o, "kind", meter_kind_name(m->kind));
+        add_str(o, "scope", meter_scope_name(m->scope));
+        add_str(o, "path", m->path);
+        add_bool(o, "host", host);
+        add_str(o, "description", line);
+        json_object_array_add(a, o);
+    }
+    add(r, "meters", a);
+    add_str(r, "host_meter_scope", c.n ? meter_scope_name(c.scope) : "");
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -235,6 +300,8 @@ status_result(struct vpd *d)
     add_str(r, "frequency_source", d->freq_source ? d->freq_source
                                                   : "host-driver");
     add(r, "thermal", thermal_result(d));
+    add_foreign(r, d);
+    add_meters(r, d);
     add_str(r, "record", d->record_path ? d->record_path : "");
 
     for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {

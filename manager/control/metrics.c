@@ -80,6 +80,9 @@ static const struct fam F_ACTIONS = { "vpower_actions_total", C,
     "Actuations vpowerd has applied, by kind." };
 static const struct fam F_ERRORS = { "vpower_errors_total", C,
     "Run-time errors vpowerd has counted, by kind." };
+static const struct fam F_FOREIGN = { "vpower_foreign_knobs_total", C,
+    "Host knobs (frequency limit, governor, idle state, online) another "
+    "writer changed behind vpowerd's back; vpowerd leaves them alone." };
 static const struct fam F_VMS = { "vpower_vms", G,
     "Running domains vpowerd sees." };
 static const struct fam F_HINT_APPLY = { "vpower_hint_apply_seconds",
@@ -597,6 +600,7 @@ render_status(struct rctx *r, struct json_object *s)
     num_sample(r, &F_OFFLINE, s, "offline_cpus", NULL, 1);
     map_family(r, &F_ACTIONS, s, "actions_total", "kind", NULL);
     map_family(r, &F_ERRORS, s, "errors_total", "kind", NULL);
+    num_sample(r, &F_FOREIGN, s, "foreign_knobs_total", NULL, 1);
     histogram_family(r, &F_HINT_APPLY, s, "hint_apply_seconds");
     render_cpus(r, s);
 }

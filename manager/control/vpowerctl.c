@@ -438,6 +438,56 @@ counters(char *buf, size_t len, struct json_object *o)
 
 /* ---- Renderers -------------------------------------------------------- */
 
+/* Power meters found at start: a line with their number and what the
+ * whole-host meter covers, then one line each, marked "(host)" when it
+ * is part of the whole-host meter. */
+static void
+render_meters(struct table *t, struct json_object *r)
+{
+    struct json_object *a = jsonget_arr(r, "meters");
+    const char *scope = jsonget_str(r, "host_meter_scope", "");
+    char b[1024];
+    size_t n = jsonget_len(a);
+
+    if (!a) {
+        return;
+    }
+    kv(t, "Meters:", fmt(b, sizeof b, "%zu found; whole host: %s", n,
+                         *scope ? scope : "none"));
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *m = json_object_array_get_idx(a, i);
+
+        kv(t, "", fmt(b, sizeof b, "%s%s",
+                      jsonget_str(m, "description", "?"),
+                      jsonget_bool(m, "host") ? " (host)" : ""));
+    }
+}
+
+/* Knobs another writer took over: one line each, "cpuN KNOB: VALUE
+ * (vpowerd's VALUE)", after a line with their number. */
+static void
+render_foreign(struct table *t, struct json_object *r)
+{
+    struct json_object *a = jsonget_arr(r, "foreign_knobs");
+    int64_t total = jsonget_int(r, "foreign_knobs_total", 0);
+    char b[256];
+
+    if (total <= 0) {
+        return;
+    }
+    kv(t, "Foreign knobs:", fmt(b, sizeof b, "%lld (changed by another "
+                                "writer; left alone)", (long long) total));
+    for (size_t i = 0; i < jsonget_len(a); i++) {
+        struct json_object *k = json_object_array_get_idx(a, i);
+
+        kv(t, "", fmt(b, sizeof b, "cpu%lld %s: %s (vpowerd's %s)",
+                      (long long) jsonget_int(k, "cpu", -1),
+                      jsonget_str(k, "knob", "?"),
+                      jsonget_str(k, "found", "?"),
+                      jsonget_str(k, "expected", "?")));
+    }
+}
+
 static void
 render_status_head(struct json_object *r, FILE *f)
 {
@@ -495,6 +545,8 @@ render_status_head(struct json_object *r, FILE *f)
        counters(b2, sizeof b2, jsonget_field(r, "actions_total")));
     kv(&t, "Errors:",
        counters(b2, sizeof b2, jsonget_field(r, "errors_total")));
+    render_foreign(&t, r);
+    render_meters(&t, r);
     tbl_print(&t, f);
 }
 

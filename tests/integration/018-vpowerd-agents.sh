@@ -6,7 +6,8 @@
 # Checks: while vpowerd runs, a second writer (as tuned or an
 # administrator would) raises a frequency limit vpowerd had lowered and
 # disables an idle state; vpowerd logs both as changed by another writer,
-# does not write them again (not even for the SIGUSR1 override, which
+# counts them in `vpowerctl status` (naming each) and in the exporter's
+# vpower_foreign_knobs_total, does not write them again (not even for the SIGUSR1 override, which
 # rewrites every frequency and idle limit at once) and leaves them as the
 # other writer set them on SIGTERM, while everything else is restored.
 # After a SIGKILL, a limit changed before the next start is not replayed
@@ -17,6 +18,12 @@ T=$(basename "$0" .sh)
 VPD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$T.XXXXXX")
 . "$(dirname "$0")/vpowerd-lib.sh"
 vpd_test_begin
+CTL=$VPD_BUILDDIR/manager/vpowerctl
+EXP=$VPD_BUILDDIR/manager/vpower-exporter
+[ -x "$CTL" ] && [ -x "$EXP" ] ||
+    { echo "[$T] ERROR: vpowerctl or vpower-exporter not built" >&2; exit 99; }
+EXP_PID=
+vpd_test_hook() { [ -z "$EXP_PID" ] || kill "$EXP_PID" 2>/dev/null; }
 
 fx=$VPD_TMP/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000
@@ -66,6 +73,30 @@ vpd_wait_log "$VPD_TMP/vpowerd.log" \
     fail "the changed idle state was not logged"
 grep -q 'expected "0" (as vpowerd first read it), found "1"' \
     "$VPD_TMP/vpowerd.log" || fail "idle state log lacks the values"
+# `vpowerctl status` names both; the exporter counts them.
+out=$(VPOWER_SOCKET=$VPD_TMP/vpowerd.sock "$CTL" status)
+printf '%s\n' "$out" | grep -Eq '^Foreign knobs: +2 ' ||
+    fail "status does not count 2 foreign knobs: $out"
+printf '%s\n' "$out" |
+    grep -Eq '^ +cpu1 cpufreq/scaling_max_freq: 1800000 \(vpowerd.s [0-9]+\)$' ||
+    fail "status does not name the foreign frequency limit: $out"
+printf '%s\n' "$out" | grep -Eq '^ +cpu1 cpuidle/state1/disable: 1 ' ||
+    fail "status does not name the foreign idle state: $out"
+if command -v curl > /dev/null; then
+    port=$((20000 + $$ % 20000))
+    "$EXP" --socket "$VPD_TMP/vpowerd.sock" --listen "127.0.0.1:$port" \
+        > "$VPD_TMP/exporter.log" 2>&1 &
+    EXP_PID=$!
+    for ((i = 0; i < 50; i++)); do
+        m=$(curl -sf --max-time 2 "http://127.0.0.1:$port/metrics" |
+            awk '$1 == "vpower_foreign_knobs_total" { print $2 }') || true
+        [ -n "$m" ] && break
+        sleep 0.1
+    done
+    kill "$EXP_PID"; wait "$EXP_PID" 2>/dev/null || true; EXP_PID=
+    [ "$m" = 2 ] || fail "vpower_foreign_knobs_total is '$m', not 2"
+    log "status and vpower_foreign_knobs_total show the 2 foreign knobs"
+fi
 # The override writes every limit at once: cpu1 to the top frequency,
 # deep idle off (state2 disabled), C1 allowed.
 kill -USR1 "$VPD_PID"

@@ -25,7 +25,9 @@ VPOWERD_TESTS = \
 	tests/integration/014-vpowerd-offline.sh \
 	tests/integration/015-vpowerd-notify.sh \
 	tests/integration/016-vpowerd-startup-checks.sh \
-	tests/integration/018-vpowerd-agents.sh
+	tests/integration/018-vpowerd-agents.sh \
+	tests/integration/019-vpowerd-migration.sh \
+	tests/integration/020-vpowerd-meters.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh \
