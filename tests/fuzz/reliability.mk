@@ -22,6 +22,7 @@ EXTRA_DIST += tests/fuzz/corpus/conf tests/fuzz/corpus/model
 
 # The whole policy core, compiled by clang with the fuzzer's
 # instrumentation (the model target runs pol_decide on what it parses).
+# Every .c of policy/automake.mk: tests/lint/fuzz-sources.sh checks it.
 FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/num.c \
 	$(srcdir)/policy/model.c \
 	$(srcdir)/policy/load.c $(srcdir)/policy/plan.c \
@@ -30,7 +31,7 @@ FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/num.c \
 	$(srcdir)/policy/demand.c $(srcdir)/policy/misfit.c \
 	$(srcdir)/policy/idle.c $(srcdir)/policy/eval.c $(srcdir)/policy/trim.c \
 	$(srcdir)/policy/race.c $(srcdir)/policy/choose.c \
-	$(srcdir)/policy/emit.c $(srcdir)/policy/decide.c \
+	$(srcdir)/policy/iso.c $(srcdir)/policy/emit.c $(srcdir)/policy/decide.c \
 	$(srcdir)/policy/explain.c
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I$(top_builddir) -I$(top_srcdir)
