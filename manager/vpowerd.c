@@ -229,9 +229,10 @@ main(int argc, char **argv)
     copy_opt(d->conf.record_path, sizeof d->conf.record_path, o.record,
              "--record");
     d->dry_run = o.dry_run;
-    d->hv_ops = o.driver && !strcmp(o.driver, "dummy") ? &drv_hv_dummy
-                                                       : &drv_hv_libvirt;
-    if (d->hv_ops == &drv_hv_dummy) {
+    bool dummy_hv = o.driver && !strcmp(o.driver, "dummy");
+
+    d->hv_ops = dummy_hv ? &drv_hv_dummy : &drv_hv_libvirt;
+    if (dummy_hv) {
         const char *dom = o.dummy_domains ? o.dummy_domains
                                           : getenv("VPOWER_DUMMY_DOMAINS");
 
