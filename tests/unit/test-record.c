@@ -255,6 +255,7 @@ test_untrusted_paths(void **state)
     assert_non_null(strstr(err, "writable by every user"));
     assert_non_null(strstr(err, path));
     assert_int_equal(rmdir(dir), 0);
+    pol_plan_destroy(f->d.plan);
     free(f);
 }
 
