@@ -778,16 +778,6 @@ pretend(struct vpd *d)
 
 /* ---- Logging and energy --------------------------------------------- */
 
-static const char *
-set_str(const struct cpuset *s, char *buf, size_t len)
-{
-    cpuset_format(s, buf, len);
-    if (!buf[0]) {
-        snprintf(buf, len, "-");
-    }
-    return buf;
-}
-
 /* Each vCPU's load and reason, at debug level. */
 static void
 log_vcpus(const struct vpd *d)
@@ -823,11 +813,11 @@ log_decision(struct vpd *d, int n_acts)
     }
     len = (size_t) snprintf(line, sizeof line, "%sdecision: active %s",
                             d->dry_run ? "dry-run " : "",
-                            set_str(&p->active, set, sizeof set));
+                            cpuset_label(&p->active, set, sizeof set));
     if (!cpuset_empty(&p->offline) && len < sizeof line) {
         len += (size_t) snprintf(line + len, sizeof line - len,
                                  " offline %s",
-                                 set_str(&p->offline, set, sizeof set));
+                                 cpuset_label(&p->offline, set, sizeof set));
     }
     for (unsigned dm = 0; dm < d->model.n_domains && len < sizeof line;
          dm++) {
@@ -848,7 +838,7 @@ log_decision(struct vpd *d, int n_acts)
         }
         len += (size_t) snprintf(line + len, sizeof line - len, " %s=%s",
                                  cy->vm_of[i]->dom.name,
-                                 set_str(&u, set, sizeof set));
+                                 cpuset_label(&u, set, sizeof set));
     }
     if (len < sizeof line) {
         snprintf(line + len, sizeof line - len, " (%d actions, %" PRIu32

@@ -82,16 +82,6 @@ vpd_count_error(struct vpd *d, enum vpd_err_kind k)
     }
 }
 
-static const char *
-set_str(const struct cpuset *s, char *buf, size_t len)
-{
-    cpuset_format(s, buf, len);
-    if (!buf[0]) {
-        snprintf(buf, len, "-");
-    }
-    return buf;
-}
-
 /* ---- Journal -------------------------------------------------------- */
 
 static void
@@ -915,8 +905,8 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     resync(d);
     cycle_prime(d);
     LOG_INFO("managing cpus %s, %zu domains, model %s, period %u..%u ms%s",
-             set_str(&cy->managed, buf, sizeof buf), d->n_vms, d->model.name,
-             d->conf.period_ms, d->conf.max_period_ms,
+             cpuset_label(&cy->managed, buf, sizeof buf), d->n_vms,
+             d->model.name, d->conf.period_ms, d->conf.max_period_ms,
              d->dry_run ? ", dry run" : "");
     arm_cycle(d, (uint64_t) d->conf.period_ms * 1000000u);
     return 0;

@@ -229,3 +229,13 @@ cpuset_format(const struct cpuset *set, char *buf, size_t len)
     }
     return (int) need;
 }
+
+const char *
+cpuset_label(const struct cpuset *set, char *buf, size_t len)
+{
+    cpuset_format(set, buf, len);
+    if (len && !buf[0]) {
+        snprintf(buf, len, "-");
+    }
+    return buf;
+}

@@ -45,5 +45,8 @@ int cpuset_parse(struct cpuset *set, const char *list);
 /* Formats 'set' as a cpulist into 'buf' (always NUL-terminated).  Returns
  * the length it needed, like snprintf. */
 int cpuset_format(const struct cpuset *set, char *buf, size_t len);
+/* cpuset_format() for log lines: an empty set reads "-".  Returns
+ * 'buf'. */
+const char *cpuset_label(const struct cpuset *set, char *buf, size_t len);
 
 #endif /* policy/cpuset.h */

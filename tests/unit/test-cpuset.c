@@ -64,6 +64,10 @@ test_parse_format(void **state)
     cpuset_parse(&s, "0-3,8,10-11");
     assert_int_equal(cpuset_format(&s, buf, 5), 11);
     assert_int_equal(strlen(buf), 4);
+    /* The log form: an empty set is "-", others their cpulist. */
+    assert_string_equal(cpuset_label(&s, buf, sizeof buf), "0-3,8,10-11");
+    cpuset_zero(&s);
+    assert_string_equal(cpuset_label(&s, buf, sizeof buf), "-");
 }
 
 static void
