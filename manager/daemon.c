@@ -778,6 +778,7 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
     d->override_performance = d->conf.override_performance;
     d->dry_run = d->dry_run || d->conf.dry_run;
     d->energy_source = "model";
+    d->only_domains = getenv("VPOWER_ONLY_DOMAINS");
     d->freq_source = "host-driver";
     d->thermal_source = "none";
 

@@ -215,7 +215,7 @@ vmreg_resync(struct vpd *d)
     struct drv_dom *doms = NULL;
     size_t n = 0;
     struct vpd_vm *vm, *next;
-    const char *only = getenv("VPOWER_ONLY_DOMAINS");
+    const char *only = d->only_domains;
     int r;
 
     r = d->hv_ops->list(d->hv, &doms, &n);
@@ -224,8 +224,6 @@ vmreg_resync(struct vpd *d)
         return r;
     }
     if (only && *only) {
-        /* Test hook: integration tests share the host's libvirtd with
-         * other tests' guests, which must not be touched. */
         size_t k = 0;
 
         for (size_t i = 0; i < n; i++) {

@@ -98,6 +98,12 @@ struct vpd {
     struct pol_plan *plan;          /* Last decided. */
     struct pol_plan *applied;       /* What is in force now. */
     struct vpd_vm *vms;
+    /* Domains whose name does not start with this prefix are not
+     * registered (NULL or "": all).  vpowerd takes it from the test
+     * hook $VPOWER_ONLY_DOMAINS, so integration tests sharing a
+     * libvirtd leave each other's guests alone; the replay leaves it
+     * NULL, its domains being the recording's. */
+    const char *only_domains;
     size_t n_vms;
     unsigned n_cpus;
     struct vpd_cpu cpus[POL_MAX_CPUS];

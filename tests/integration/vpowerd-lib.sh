@@ -83,7 +83,11 @@ vpd_test_end() {
             echo "----- ${f##*/} -----" >&2; cat "$f" >&2
         done
     fi
-    rm -rf "$VPD_TMP"
+    if [ "${VP_KEEP_TMP:-0}" = 1 ]; then
+        echo "[$T] kept $VPD_TMP (VP_KEEP_TMP=1)" >&2
+    else
+        rm -rf "$VPD_TMP"
+    fi
     exit "$rc"
 }
 
