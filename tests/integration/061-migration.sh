@@ -27,11 +27,16 @@
 #   - the guest runs on dst only, "running (migrated)" (drv_dom's
 #     migrated_in); its live vCPU pin made on src (as vpowerd's would
 #     be) and its vpower metadata arrived with it;
-#   - it migrates back the same way.
-# $VP_MIGR_VCPUS sets the guest's vCPUs (default 1).
-# vpowerd is not run here yet.  Skips (77) with the reason where a second
-# libvirtd cannot run (no mount namespaces, no unshare, it fails to
-# start).
+#   - it migrates back the same way;
+#   - then once more out and back with a vpowerd beside each libvirtd
+#     (each on its own sysfs fixture): the leaving end logs the frozen
+#     pins and the departure, forgets the domain's journal entries and
+#     stops listing it; the arriving end reads the policy from the
+#     metadata that came along, lists the domain and journals it; both
+#     exit 0 on SIGTERM and the guest keeps running.
+# $VP_MIGR_VCPUS sets the guest's vCPUs (default 1).  Skips (77) with the
+# reason where a second libvirtd cannot run (no mount namespaces, no
+# unshare, it fails to start).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -42,12 +47,20 @@ DST_PID=
 WATCH=$VPOWER_BUILDDIR/tests/integration/migr-watch
 WATCH_PIDS=()
 MIG_PID=
+VPD_PIDS=()
 
 dst_virsh() { virsh -q -c "$DST_URI" "$@"; }
 
 cleanup_061() {
-    local p dom
-    for p in "${WATCH_PIDS[@]}" $MIG_PID; do
+    local p dom f
+    if [ "${rc:-0}" != 0 ]; then
+        for f in "$VP_TMPDIR"/vpd-*/vpowerd.log; do
+            [ -f "$f" ] || continue
+            echo "----- $f -----" >&2
+            tail -n 25 "$f" >&2
+        done
+    fi
+    for p in "${WATCH_PIDS[@]}" $MIG_PID "${VPD_PIDS[@]}"; do
         kill "$p" 2>/dev/null
     done
     if [ -n "$DST_PID" ]; then
@@ -269,4 +282,91 @@ migrate "$DST_URI" qemu:///system back
 arrived qemu:///system
 dst_virsh domstate "$D" >/dev/null 2>&1 &&
     vp_fail "$D still exists on dst after migrating back"
+
+# ------------------------------------------------- with vpowerd on both ends
+
+VPD_TMP=$VP_TMPDIR
+. "$(dirname "$0")/vpowerd-lib.sh"
+CTL=$VPD_BUILDDIR/manager/vpowerctl
+export VPOWER_ONLY_DOMAINS=$VP_PREFIX
+uuid=$(vp_virsh domuuid "$D")
+
+# start_vpd END URI: a vpowerd for one end, files under $VP_TMPDIR/vpd-END.
+start_vpd() {
+    local e=$VP_TMPDIR/vpd-$1
+    mkdir -p "$e"
+    vpd_fixture "$e/sys" 2 1000000 1500000 2000000
+    cat > "$e/vpowerd.conf" <<EOD
+managed_cpus 0-1
+period_ms 200
+max_period_ms 500
+pack_dwell_ms 400
+journal $e/journal
+control_socket $e/vpowerd.sock
+EOD
+    vpd_start "$e/vpowerd.log" --config "$e/vpowerd.conf" \
+        --sysfs-root "$e/sys" --connect "$2"
+    VPD_PIDS+=("$VPD_PID")
+    eval "VPD_PID_$1=\$VPD_PID"
+}
+# listed END: vpowerctl list of that end names the guest.
+listed() {
+    "$CTL" --socket "$VP_TMPDIR/vpd-$1/vpowerd.sock" list 2>/dev/null |
+        grep -q "$D"
+}
+# wait_until SECONDS COMMAND...: polls COMMAND every 0.2 s.
+wait_until() {
+    local n=$(($1 * 5)) i
+    shift
+    for ((i = 0; i < n; i++)); do
+        "$@" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+journalled() { grep -q "$uuid" "$VP_TMPDIR/vpd-$1/journal" 2>/dev/null; }
+not_journalled() { ! journalled "$1"; }
+not_listed() { ! listed "$1"; }
+vpd_log_has() { grep -Eq -- "$2" "$VP_TMPDIR/vpd-$1/vpowerd.log"; }
+
+# handover FROM TO FROM_URI TO_URI TAG: migrate with both vpowerds running.
+handover() {
+    local from=$1 to=$2 tag=$5
+    wait_until 20 journalled "$from" ||
+        vp_fail "$tag: vpowerd at $from never journalled $D's originals"
+    migrate "$3" "$4" "$tag"
+    wait_until 10 not_journalled "$from" ||
+        vp_fail "$tag: vpowerd at $from kept $D's journal entries after it left"
+    wait_until 10 not_listed "$from" ||
+        vp_fail "$tag: vpowerd at $from still lists $D after it left"
+    # By name, or by uuid when a listing dropped it before the event.
+    vpd_log_has "$from" "domain ($D|$uuid) migrated away: originals forgotten" ||
+        vp_fail "$tag: vpowerd at $from did not log the departure"
+    vpd_log_has "$from" "domain $D: migration runs: pins frozen" ||
+        vp_fail "$tag: vpowerd at $from never froze $D's pins during the job"
+    wait_until 10 listed "$to" ||
+        vp_fail "$tag: vpowerd at $to does not list the arrived $D"
+    vpd_log_has "$to" "domain $D arrived by migration: policy performance" ||
+        vp_fail "$tag: vpowerd at $to did not take the policy from the metadata"
+    wait_until 20 journalled "$to" ||
+        vp_fail "$tag: vpowerd at $to never journalled the arrived $D"
+    vp_log "$tag with vpowerd: $from froze the pins during the job, forgot" \
+        "$D at departure; $to read policy performance and manages it"
+}
+
+start_vpd src qemu:///system
+start_vpd dst "$DST_URI"
+handover src dst qemu:///system "$DST_URI" vpd-out
+handover dst src "$DST_URI" qemu:///system vpd-back
+for e in src dst; do
+    eval "VPD_PID=\$VPD_PID_$e"
+    vpd_stop
+    [ "$VPD_RC" = 0 ] || vp_fail "vpowerd at $e exited $VPD_RC after SIGTERM"
+    [ ! -e "$VP_TMPDIR/vpd-$e/journal" ] ||
+        vp_fail "vpowerd at $e left its journal after a clean exit"
+done
+VPD_PIDS=()
+[ "$(vp_virsh domstate "$D")" = running ] ||
+    vp_fail "$D is '$(vp_virsh domstate "$D")' after both vpowerds stopped"
+vp_log "both vpowerds exited 0, journals gone, $D still running"
 vp_log "PASS"
