@@ -49,3 +49,7 @@ tests_sim_test_smt_SOURCES = tests/sim/test-smt.c tests/sim/check.h \
 	tests/sim/server-model.h
 tests_sim_test_smt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_smt_LDADD = $(SIM_LDADD)
+
+# vpower against the serving rival at equal service (vpower-sim --compare).
+dist_check_SCRIPTS += tests/sim/test-equal-service.sh
+TESTS += tests/sim/test-equal-service.sh
