@@ -3,13 +3,15 @@
 # docs/baselines.md ("Equal service"): vpower against the serving rival
 # it fares worst against, on short slices of each trace family, with
 # vpower-sim --compare's placement costs (500 us per move to another
-# core, 20 us per pin change) charged.  Run from the top of the source
+# core, 20 us per pin change) charged.  Energies include the work left
+# at the end (left_finish_j); "late" is work not run in the step it was
+# demanded in.  Run from the top of the source
 # tree after `make sim/vpower-sim`:
 #
 #     docs/equal-service.sh [path/to/vpower-sim]
 #
 # Traces come from ../shared/data/traces (or $VPOWER_TRACES); slices are
-# $HOURS hours long (default 2).  Takes about 2 minutes on one core.
+# $HOURS hours long (default 2).  Takes about 3 minutes on one core.
 set -euo pipefail
 
 sim=${1:-./sim/vpower-sim}
@@ -32,29 +34,27 @@ d = json.load(sys.stdin)
 p, eq = d["policies"], d["equal_service"]
 v = p["vpower"]
 perf = p["performance"]["energy_j"]
+def tot(r):
+    return r["energy_j"] + r["left_finish_j"]
+head = "| %s | %.3f | %.2f / %.1f / %.0f |" % (
+    label, tot(v) / perf, v["unmet_pct"], v["late_work_pct"],
+    v["mean_delay_ms"])
 if not eq.get("rival"):
-    print("| %s | %.3f | %.2f %% | %.0f | no rival serves | | | | | |"
-          % (label, v["energy_j"] / perf, v["unmet_pct"],
-             v["mean_delay_ms"]))
+    print(head + " no rival serves | | | | |")
     sys.exit(0)
 r = p[eq["rival"]]
-be = eq["breakeven_j_per_core_s"]
-print("| %s | %.3f | %.2f %% | %.0f | %s: %.3f, %.2f %%, %.0f | "
-      "%.1f / %.1f %% | %.3f | %s | %s |"
-      % (label, v["energy_j"] / perf, v["unmet_pct"], v["mean_delay_ms"],
-         eq["rival"], r["energy_j"] / perf, r["unmet_pct"],
-         r["mean_delay_ms"], v["late_work_pct"], r["late_work_pct"],
-         (v["energy_j"] + v["left_finish_j"])
-         / (r["energy_j"] + r["left_finish_j"]),
-         "**%.3f**" % eq["ratio"] if eq["ratio"] >= 1 else
-         "%.3f" % eq["ratio"],
-         "-" if be is None else "%.2f (%.2f, %.2f)"
-         % (be, eq["cheapest_j_per_core_s"], eq["late_j_per_core_s"])))
+ratio = eq["ratio"]
+print(head + " %s: %.3f, %.1f %% late | %.3f | %s | %.3f / %.1f / %.0f"
+      " | %s |" % (
+          eq["rival"], tot(r) / perf, r["late_work_pct"], tot(v) / tot(r),
+          eq["headroom_pct"] or "20 (as run)", eq["vpower_j"] / perf,
+          eq["vpower_late_work_pct"], eq["vpower_mean_delay_ms"],
+          ("**%.3f** (vpower loses)" if ratio >= 1 else "%.3f") % ratio))
 ' "$label"
 }
 
-echo "| host model, trace slice ($hours h) | vpower / performance | vpower unmet | vpower delay ms | rival: / performance, unmet, delay ms | late work vpower / rival | vpower / rival, plain | vpower / rival, equal service | break-even J per core-s (cheapest, charged) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| host model, trace slice ($hours h) | vpower / performance | vpower unmet % / late % / delay ms | serving rival vpower fares worst against: / performance, late work | vpower / rival, as run | headroom_pct at equal service | vpower at equal service: / performance, late % / delay ms | vpower / rival at equal service |"
+echo "|---|---|---|---|---|---|---|---|"
 row "Xeon, PlanetLab 20110303, 100 VMs" \
     --model "$xeon" --trace "$pl/20110303" --vms 100
 row "Xeon, PlanetLab 20110322, 100 VMs" \
@@ -65,7 +65,9 @@ row "Xeon, Bitbrains 20 VMs / 44 vCPUs, 1 host" \
     --model "$xeon" --trace "$bb"
 row "Xeon, Bitbrains x5 (220 vCPUs), 1 host" \
     --model "$xeon" --trace "$bb" --repeat 5 --hosts 1
+row "Xeon, Bitbrains x10 (440 vCPUs), 4 hosts" \
+    --model "$xeon" --trace "$bb" --repeat 10 --hosts 4
 row "Juno, PlanetLab 20110303, 8 VMs" \
     --model "$juno" --trace "$pl/20110303" --vms 8
-echo
-echo "Bold: vpower uses more energy than the rival at equal service."
+row "Juno, PlanetLab 20110322, 8 VMs" \
+    --model "$juno" --trace "$pl/20110322" --vms 8

@@ -33,6 +33,10 @@ struct report_info {
                                         * "cheaper" mix just serves less. */
     uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
     double migration_cost_us, pin_cost_us; /* The run's --migration-cost. */
+    const struct sim_result *served;   /* vpower replayed at the serving
+                                        * rivals' service (sim/equal.h),
+                                        * NULL or empty = not needed. */
+    uint32_t served_headroom_pct;      /* Its headroom_pct (0 = none). */
 };
 
 /* The acceptance rule for performance VMs under a policy mix: a VM
@@ -43,35 +47,6 @@ struct report_info {
 #define REPORT_PERF_RATIO 1.2
 #define REPORT_PERF_FLOOR_PCT 0.1
 bool report_perf_vm_ok(double vpower_p99, double perf_p99);
-
-/* Equal service: vpower against each rival that serves (a baseline,
- * not refused, leaving at most REPORT_SERVES_UNMET_PCT % of the demand
- * unmet), both charged for the same service, and the rival against
- * which vpower fares worst.  Each side's energy counts the work still
- * waiting at the end (sim_row.left_finish_j); the side that ran more
- * work late (not in the step it was demanded in, sim_row.late_core_s)
- * pays for the difference at sim_result.late_j_per_core_s.  Placement
- * costs are in both energies as the run charged them (sim_opts.
- * migration_cost_us).  docs/baselines.md, "Equal service". */
-#define REPORT_SERVES_UNMET_PCT 1.0
-struct report_equal {
-    int rival;                    /* enum sim_pol; -1 = no rival serves
-                                   * (or vpower did not run). */
-    double vpower_j, rival_j;     /* Energies at equal service, J. */
-    double vpower_late_j;         /* Of vpower_j: the late-work charge. */
-    double rival_late_j;          /* Of rival_j: the same for the rival. */
-    double breakeven_j_per_core_s; /* The charge per nominal-core second
-                                   * of late work at which the two are
-                                   * equal; NAN if vpower ran no more
-                                   * late work than the rival (by 1 ms
-                                   * of one core); < 0 if
-                                   * vpower loses even uncharged. */
-};
-/* Fills 'eq' from 'res' for the rival with the highest vpower_j /
- * rival_j; returns false (eq->rival = -1) if vpower did not run or no
- * baseline serves. */
-bool report_equal_service(const struct sim_result *res,
-                          struct report_equal *eq);
 
 /* Writes an aligned text table of the rows that ran to 'f'. */
 void report_text(FILE *f, const struct report_info *ri,

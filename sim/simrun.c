@@ -188,6 +188,9 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
     vi->sh = simhost_create(vi->h, hs->n_vms, hs->vm_nvcpus, hs->vm_name,
                             hs->vm_policy, p != SIM_P_VPOWER_NOHALT);
     conf_defaults(&d->conf);
+    if (o->headroom_pct) {
+        d->conf.headroom_pct = o->headroom_pct;
+    }
     conf_to_policy(&d->conf, &d->pcfg);
     d->model = *o->m;
     d->pol = pol_state_create(&d->model, &d->pcfg);

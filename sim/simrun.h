@@ -107,6 +107,9 @@ struct sim_opts {
                                    * docs/baselines.md's). */
     double pin_cost_us;           /* ... to each change of its allowed
                                    * set. */
+    uint32_t headroom_pct;        /* vpower's headroom_pct (vpowerd.conf)
+                                   * for every vpower row; 0 = vpowerd's
+                                   * default (sim/equal.h raises it). */
     bool profile;                 /* Measure the CPU time of vpower's
                                    * cycles and of pol_decide() in them
                                    * (sim_result.cycle_s, decide_s). */
