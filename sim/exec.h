@@ -143,8 +143,7 @@ struct exec_host {
                                    * (or charged) in, capacity-unit-
                                    * seconds.  What a policy serving
                                    * every step's work in that step would
-                                   * have run on top (report.h, "equal
-                                   * service"). */
+                                   * have run on top (sim/equal.h). */
     struct cpuset *old_sets;      /* Scratch [n_vcpus] for exec_apply(). */
     int32_t *old_home;            /* Scratch [n_vcpus]. */
 };

@@ -243,6 +243,18 @@ text_costs(FILE *f, const struct report_info *ri,
     }
 }
 
+/* True if any baseline ran: only then is there a comparison. */
+static bool
+any_baseline(const struct sim_result *res)
+{
+    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_LAST_BASELINE; p++) {
+        if (res->rows[p].ran) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The equal-service comparison (sim/equal.h). */
 static void
 text_equal(FILE *f, const struct report_info *ri,
@@ -253,7 +265,7 @@ text_equal(FILE *f, const struct report_info *ri,
     struct equal_cmp c;
     char how[160];
 
-    if (!v0->ran) {
+    if (!v0->ran || !any_baseline(res)) {
         return;
     }
     if (!equal_compare(res, ri->served, &c)) {
@@ -500,7 +512,7 @@ json_equal(json_object *root, const struct report_info *ri,
     struct equal_cmp c;
     json_object *o;
 
-    if (!res->rows[SIM_P_VPOWER].ran) {
+    if (!res->rows[SIM_P_VPOWER].ran || !any_baseline(res)) {
         return;
     }
     o = json_object_new_object();

@@ -484,13 +484,14 @@ sim_late_j_per_core_s(const struct pol_model *m)
 
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];
-        const struct pol_opp *op = &d->opps[d->nominal_opp];
-        double cl = op->cluster_mw ? op->cluster_mw : d->cluster_active_mw;
-        double j;
+        const struct pol_opp *op;
+        double cl, j;
 
-        if (!d->n_opps || !op->capacity) {
+        if (!d->n_opps || !d->opps[d->nominal_opp].capacity) {
             continue;
         }
+        op = &d->opps[d->nominal_opp];
+        cl = op->cluster_mw ? op->cluster_mw : d->cluster_active_mw;
         j = (op->busy_mw + cl) / 1000.0 * POL_CAPACITY_SCALE / op->capacity;
         worst = j > worst ? j : worst;
     }

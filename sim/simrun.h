@@ -199,7 +199,7 @@ struct sim_result {
  * work a policy left undone as cheaply as any plan could run it. */
 double sim_finish_mj_per_unit_s(const struct pol_model *m);
 
-/* What the equal-service comparison (sim/report.h) charges per
+/* What the equal-service comparison (sim/equal.h) charges per
  * nominal-core second of work run late, J: the largest, over the
  * model's domains, of one core's busy power plus its cluster's at the
  * nominal point, per nominal-core second of work at that point.  As if

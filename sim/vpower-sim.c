@@ -629,6 +629,7 @@ main(int argc, char *argv[])
         sim_result_free(&served);
         sim_result_free(&res);
         trace_set_free(&ts);
+        free(vm_pol);
         return 1;
     }
     ri.served = &served;
