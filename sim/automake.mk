@@ -17,6 +17,7 @@ sim_libvpowersim_a_SOURCES = \
 	sim/simrun.c sim/simrun.h \
 	sim/simhost.c sim/simhost.h \
 	sim/report.c sim/report.h \
+	sim/equal.c sim/equal.h \
 	sim/mix.c sim/mix.h \
 	sim/replay.c sim/replay.h sim/trace_record.c \
 	sim/replayhost.c sim/replayhost.h \

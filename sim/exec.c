@@ -826,7 +826,7 @@ exec_step(struct exec_host *h, const float *demand)
         double rate = h->vcpu_rate[v];
         double busy = rate > 0 ? h->served[v] / rate : 0;
         double runnable = rate > 0 ? h->want[v] / rate : 1.0;
-        double ready;
+        double ready, before = h->backlog[v];
 
         if (runnable > 1.0) {
             runnable = 1.0;
@@ -835,6 +835,9 @@ exec_step(struct exec_host *h, const float *demand)
         h->backlog[v] = h->want[v] - h->served[v];
         if (h->backlog[v] < 1e-9) {
             h->backlog[v] = 0;
+        }
+        if (h->backlog[v] > before) {
+            h->late_work += h->backlog[v] - before;
         }
         h->wait_work_s += h->backlog[v];
         h->busy_s[v] += busy;

@@ -137,6 +137,13 @@ struct exec_host {
                                    * at the step's end: work-weighted
                                    * waiting, capacity-unit-seconds x s
                                    * (a 1 s lag of all work = demand). */
+    double late_work;             /* Sum over steps and vCPUs of the
+                                   * backlog's growth in the step: work
+                                   * not run in the step it was demanded
+                                   * (or charged) in, capacity-unit-
+                                   * seconds.  What a policy serving
+                                   * every step's work in that step would
+                                   * have run on top (sim/equal.h). */
     struct cpuset *old_sets;      /* Scratch [n_vcpus] for exec_apply(). */
     int32_t *old_home;            /* Scratch [n_vcpus]. */
 };

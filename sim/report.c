@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/equal.h"
+
 /* 'name' (a trace file name, a path) with control characters and bytes
  * that are not UTF-8 as \xNN (trace_esc()), in 'buf': names come from
  * the trace directory and end up on terminals, in JSON and in gnuplot
@@ -241,6 +243,66 @@ text_costs(FILE *f, const struct report_info *ri,
     }
 }
 
+/* True if any baseline ran: only then is there a comparison. */
+static bool
+any_baseline(const struct sim_result *res)
+{
+    for (int p = SIM_P_PERFORMANCE; p <= SIM_P_LAST_BASELINE; p++) {
+        if (res->rows[p].ran) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The equal-service comparison (sim/equal.h). */
+static void
+text_equal(FILE *f, const struct report_info *ri,
+           const struct sim_result *res)
+{
+    const struct sim_row *v = equal_vpower_row(res, ri->served), *r;
+    const struct sim_row *v0 = &res->rows[SIM_P_VPOWER];
+    struct equal_cmp c;
+    char how[160];
+
+    if (!v0->ran || !any_baseline(res)) {
+        return;
+    }
+    if (!equal_compare(res, ri->served, &c)) {
+        fprintf(f, "equal service: no baseline leaves at most %.0f%% of "
+                "the demand unmet: no serving rival\n",
+                EQUAL_SERVES_UNMET_PCT);
+        return;
+    }
+    r = &res->rows[c.rival];
+    if (v != v0) {
+        snprintf(how, sizeof how, "replayed with headroom_pct %u (as run: "
+                 "%.0f J, late %.3f%%)", (unsigned) ri->served_headroom_pct,
+                 v0->energy_j + v0->left_finish_j, v0->late_pct);
+    } else {
+        snprintf(how, sizeof how, "as run");
+    }
+    fprintf(f, "equal service vs %s (the serving rival vpower fares worst "
+            "against; placement costs %.0f/%.0f us charged; late = work "
+            "not run in its step; excess late work charged %.3f J per "
+            "nominal-core second): vpower %s: %.0f J, late %.3f%%, unmet "
+            "%.3f%% (+%.0f J) -> %.0f J; %s %.0f J, late %.3f%% (+%.0f J) "
+            "-> %.0f J; ratio %.4f: %s\n", sim_pol_name(c.rival),
+            ri->migration_cost_us, ri->pin_cost_us, res->late_j_per_core_s,
+            how, v->energy_j + v->left_finish_j, v->late_pct, v->unmet_pct,
+            c.vpower_late_j, c.vpower_j, sim_pol_name(c.rival),
+            r->energy_j + r->left_finish_j, r->late_pct, c.rival_late_j,
+            c.rival_j, c.vpower_j / c.rival_j,
+            c.vpower_j < c.rival_j ? "vpower uses less"
+                                   : "vpower does NOT win");
+    if (!isnan(c.breakeven_j_per_core_s)) {
+        fprintf(f, "equal service break-even: vpower wins while its "
+                "excess late work costs less than %.3f J per nominal-core "
+                "second (the model's cheapest work: %.3f)\n",
+                c.breakeven_j_per_core_s, res->cheap_j_per_core_s);
+    }
+}
+
 /* Work some policies never ran: still waiting when the replay ends, so
  * absent from their energy.  Printed with what finishing it would cost
  * at the model's cheapest rate, so a reader can see that it does not
@@ -338,6 +400,7 @@ report_text(FILE *f, const struct report_info *ri,
     }
     text_costs(f, ri, res);
     text_left(f, res);
+    text_equal(f, ri, res);
     if (ri->ts && ri->vm_policy) {
         text_mix(f, ri, res);
     }
@@ -431,11 +494,57 @@ json_costs(json_object *o, const struct sim_row *r)
     json_object_object_add(o, "migrations_per_h", num(r->migrations_h));
     json_object_object_add(o, "placement_overhead_pct",
                            num(r->overhead_pct));
+    json_object_object_add(o, "late_work_pct", num(r->late_pct));
+    json_object_object_add(o, "late_core_s", num(r->late_core_s));
     if (r->refused) {
         json_object_object_add(o, "refused",
             json_object_new_string("more vCPUs than CPUs on a host: the "
                                    "real system would refuse the VMs"));
     }
+}
+
+/* The equal-service comparison as "equal_service" in 'root'. */
+static void
+json_equal(json_object *root, const struct report_info *ri,
+           const struct sim_result *res)
+{
+    const struct sim_row *v = equal_vpower_row(res, ri->served);
+    struct equal_cmp c;
+    json_object *o;
+
+    if (!res->rows[SIM_P_VPOWER].ran || !any_baseline(res)) {
+        return;
+    }
+    o = json_object_new_object();
+    json_object_object_add(root, "equal_service", o);
+    if (!equal_compare(res, ri->served, &c)) {
+        json_object_object_add(o, "rival", NULL);
+        return;
+    }
+    json_object_object_add(o, "rival",
+                           json_object_new_string(sim_pol_name(c.rival)));
+    json_object_object_add(o, "serves_unmet_pct",
+                           num(EQUAL_SERVES_UNMET_PCT));
+    json_object_object_add(o, "headroom_pct", json_object_new_int64(
+        v != &res->rows[SIM_P_VPOWER] ? ri->served_headroom_pct : 0));
+    json_object_object_add(o, "vpower_energy_j", num(v->energy_j));
+    json_object_object_add(o, "vpower_left_finish_j",
+                           num(v->left_finish_j));
+    json_object_object_add(o, "vpower_late_work_pct", num(v->late_pct));
+    json_object_object_add(o, "vpower_late_core_s", num(v->late_core_s));
+    json_object_object_add(o, "vpower_unmet_pct", num(v->unmet_pct));
+    json_object_object_add(o, "vpower_mean_delay_ms", num(v->delay_ms));
+    json_object_object_add(o, "vpower_j", num(c.vpower_j));
+    json_object_object_add(o, "vpower_late_j", num(c.vpower_late_j));
+    json_object_object_add(o, "rival_j", num(c.rival_j));
+    json_object_object_add(o, "rival_late_j", num(c.rival_late_j));
+    json_object_object_add(o, "ratio", num(c.vpower_j / c.rival_j));
+    json_object_object_add(o, "late_j_per_core_s",
+                           num(res->late_j_per_core_s));
+    json_object_object_add(o, "breakeven_j_per_core_s",
+                           num(c.breakeven_j_per_core_s));
+    json_object_object_add(o, "cheapest_j_per_core_s",
+                           num(res->cheap_j_per_core_s));
 }
 
 int
@@ -511,6 +620,7 @@ report_json(FILE *f, const struct report_info *ri,
         json_object_object_add(rows, sim_pol_name(p), o);
     }
     json_object_object_add(root, "policies", rows);
+    json_equal(root, ri, res);
     if (ri->shape) {
         json_object *sh = json_object_new_object();
 

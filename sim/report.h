@@ -33,6 +33,10 @@ struct report_info {
                                         * "cheaper" mix just serves less. */
     uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
     double migration_cost_us, pin_cost_us; /* The run's --migration-cost. */
+    const struct sim_result *served;   /* vpower replayed at the serving
+                                        * rivals' service (sim/equal.h),
+                                        * NULL or empty = not needed. */
+    uint32_t served_headroom_pct;      /* Its headroom_pct (0 = none). */
 };
 
 /* The acceptance rule for performance VMs under a policy mix: a VM

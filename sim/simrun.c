@@ -188,6 +188,9 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
     vi->sh = simhost_create(vi->h, hs->n_vms, hs->vm_nvcpus, hs->vm_name,
                             hs->vm_policy, p != SIM_P_VPOWER_NOHALT);
     conf_defaults(&d->conf);
+    if (o->headroom_pct) {
+        d->conf.headroom_pct = o->headroom_pct;
+    }
     conf_to_policy(&d->conf, &d->pcfg);
     d->model = *o->m;
     d->pol = pol_state_create(&d->model, &d->pcfg);
@@ -474,6 +477,27 @@ sim_finish_mj_per_unit_s(const struct pol_model *m)
     return best < 0 ? 0 : best;
 }
 
+double
+sim_late_j_per_core_s(const struct pol_model *m)
+{
+    double worst = 0;
+
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+        const struct pol_opp *op;
+        double cl, j;
+
+        if (!d->n_opps || !d->opps[d->nominal_opp].capacity) {
+            continue;
+        }
+        op = &d->opps[d->nominal_opp];
+        cl = op->cluster_mw ? op->cluster_mw : d->cluster_active_mw;
+        j = (op->busy_mw + cl) / 1000.0 * POL_CAPACITY_SCALE / op->capacity;
+        worst = j > worst ? j : worst;
+    }
+    return worst;
+}
+
 /* Host 'k''s VMs (trace VMs k, k + H, ...), its execution models and
  * vpower instances.  Returns 0 or -errno with 'err' filled. */
 static int
@@ -592,10 +616,12 @@ sum_totals(const struct sim_opts *o, const struct host *hosts,
      * in capacity-unit seconds, the rate in mJ per such unit. */
     double finish_mj = sim_finish_mj_per_unit_s(o->m);
 
+    res->late_j_per_core_s = sim_late_j_per_core_s(o->m);
+    res->cheap_j_per_core_s = finish_mj * POL_CAPACITY_SCALE / 1000.0;
     for (int p = 0; p < SIM_P_LOWER; p++) {
         struct sim_row *r = &res->rows[p];
         double dem = 0, unmet = 0, act = 0, halts = 0, halts_ok = 0;
-        double left = 0, overhead = 0, wait = 0;
+        double left = 0, overhead = 0, wait = 0, late = 0;
         uint64_t pins = 0, freqs = 0, migs = 0;
 
         if (!r->ran) {
@@ -619,6 +645,7 @@ sum_totals(const struct sim_opts *o, const struct host *hosts,
             migs += h->migrations;
             overhead += h->overhead_work;
             wait += h->wait_work_s;
+            late += h->late_work;
             freqs += h->freq_changes;
             act += h->active_cpu_s;
             /* DPDK's and Nova's managers refuse overcommitted hosts. */
@@ -633,6 +660,8 @@ sum_totals(const struct sim_opts *o, const struct host *hosts,
         r->migrations_h = res->hours > 0 ? migs / res->hours : 0;
         r->overhead_pct = dem > 0 ? 100.0 * overhead / dem : 0;
         r->delay_ms = dem > 0 ? 1000.0 * wait / dem : 0;
+        r->late_pct = dem > 0 ? 100.0 * late / dem : 0;
+        r->late_core_s = late / POL_CAPACITY_SCALE;
         r->freq_changes_h = res->hours > 0 ? freqs / res->hours : 0;
         r->avg_active_cpus = act / (res->hours * 3600.0) / H;
         for (size_t i = 0; i < n_ready; i++) {

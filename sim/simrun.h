@@ -107,6 +107,9 @@ struct sim_opts {
                                    * docs/baselines.md's). */
     double pin_cost_us;           /* ... to each change of its allowed
                                    * set. */
+    uint32_t headroom_pct;        /* vpower's headroom_pct (vpowerd.conf)
+                                   * for every vpower row; 0 = vpowerd's
+                                   * default (sim/equal.h raises it). */
     bool profile;                 /* Measure the CPU time of vpower's
                                    * cycles and of pol_decide() in them
                                    * (sim_result.cycle_s, decide_s). */
@@ -150,6 +153,10 @@ struct sim_row {
                                    * work (sim_finish_mj_per_unit_s()): a
                                    * lower bound, in the policy's favour;
                                    * not included in energy_j. */
+    double late_pct;              /* Work not run in the step it was
+                                   * demanded in (exec_host.late_work),
+                                   * % of the demanded work. */
+    double late_core_s;           /* That work, nominal-core seconds. */
     double migrations_h;          /* vCPU moves to another core per hour. */
     double overhead_pct;          /* Run time placement costs added, % of
                                    * the demanded work (included in the
@@ -177,6 +184,9 @@ struct sim_result {
                                    * and the simulated hosts' commits;
                                    * both 0 without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
+    double late_j_per_core_s;     /* sim_late_j_per_core_s() of the model. */
+    double cheap_j_per_core_s;    /* sim_finish_mj_per_unit_s(), per
+                                   * nominal-core second, J. */
     /* [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */
     struct sim_vm_row *vm_rows[SIM_N_POL];
@@ -188,6 +198,15 @@ struct sim_result {
  * the capacity of a core with every thread busy (SMT counted).  Charges
  * work a policy left undone as cheaply as any plan could run it. */
 double sim_finish_mj_per_unit_s(const struct pol_model *m);
+
+/* What the equal-service comparison (sim/equal.h) charges per
+ * nominal-core second of work run late, J: the largest, over the
+ * model's domains, of one core's busy power plus its cluster's at the
+ * nominal point, per nominal-core second of work at that point.  As if
+ * the late work had run in its step on a core of its own at the speed
+ * the trace's demand is counted in, with nothing credited for the late
+ * run the policy already paid for. */
+double sim_late_j_per_core_s(const struct pol_model *m);
 
 /* Runs the simulation.  Returns 0, or a negative errno with a message in
  * 'err' (e.g. pol_decide() failing).  'res' is caller-owned; release

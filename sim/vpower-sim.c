@@ -17,6 +17,7 @@
 
 #include "policy/model.h"
 #include "policy/policy.h"
+#include "sim/equal.h"
 #include "sim/mix.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -352,7 +353,7 @@ main(int argc, char *argv[])
     struct trace_set ts;
     struct trace_opts topts;
     struct sim_opts so;
-    struct sim_result res;
+    struct sim_result res, served;
     struct report_info ri = { 0 };
     const struct trace_reader *rd;
     char err[512], *text = NULL;
@@ -621,6 +622,17 @@ main(int argc, char *argv[])
     if (!signals && policy != SIM_P_VPOWER) {
         res.rows[SIM_P_VPOWER].ran = false;   /* Only ran for instants. */
     }
+    memset(&served, 0, sizeof served);
+    if (compare && equal_run(&so, &res, &served, &ri.served_headroom_pct,
+                             err, sizeof err)) {
+        print_err("%s", err);
+        sim_result_free(&served);
+        sim_result_free(&res);
+        trace_set_free(&ts);
+        free(vm_pol);
+        return 1;
+    }
+    ri.served = &served;
     ri.model = model_path;
     ri.trace = trace_dir;
     ri.format = rd->name;
@@ -658,6 +670,7 @@ main(int argc, char *argv[])
             fprintf(stderr, "vpower-sim: %s: %s\n", plot, strerror(-rc));
         }
     }
+    sim_result_free(&served);
     sim_result_free(&res);
     trace_set_free(&ts);
     free(vm_pol);

@@ -49,3 +49,12 @@ tests_sim_test_smt_SOURCES = tests/sim/test-smt.c tests/sim/check.h \
 	tests/sim/server-model.h
 tests_sim_test_smt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_smt_LDADD = $(SIM_LDADD)
+
+# vpower against the serving rival at equal service (vpower-sim --compare).
+check_PROGRAMS += tests/sim/test-equal
+TESTS += tests/sim/test-equal
+tests_sim_test_equal_SOURCES = tests/sim/test-equal.c tests/sim/check.h
+tests_sim_test_equal_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_sim_test_equal_LDADD = $(SIM_LDADD)
+dist_check_SCRIPTS += tests/sim/test-equal-service.sh
+TESTS += tests/sim/test-equal-service.sh
