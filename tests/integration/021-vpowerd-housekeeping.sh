@@ -125,6 +125,14 @@ wait_for confined || fail "system.slice not confined: $(rd cgroup/cpuset/system.
 grep -q "housekeeping: host work on 0-1" "$VPD_TMP/vpowerd.log" || fail "no housekeeping log line"
 grep -q 'cgroup' "$VPD_TMP/journal" 2>/dev/null || grep -qa 'system.slice' "$VPD_TMP/journal" ||
     fail "the journal does not hold the cgroup originals"
+ctl=$VPD_BUILDDIR/manager/vpowerctl
+st=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" status)
+echo "$st" | grep -q "Housekeeping: *confined on 0-1 (cgroup-v1)" ||
+    fail "vpowerctl status does not show the housekeeping set: $st"
+echo "$st" | grep -q "3 cgroups moved" || fail "status: no report: $st"
+"$ctl" --socket "$VPD_TMP/vpowerd.sock" --json status |
+    grep -q '"interrupts_total": *70000' || fail "status: no interrupts_total for cpu3"
+log "status: $(echo "$st" | grep -A1 Housekeeping: | tr -s ' ' | tr '\n' ' ')"
 log "confined: system.slice $(rd cgroup/cpuset/system.slice/cpuset.cpus), user.slice $(rd cgroup/cpuset/user.slice/cpuset.cpus), irq25 $(rd proc/irq/25/smp_affinity_list), wq $(rd wq/cpumask)"
 
 # 2. The override releases host work at once, and confines it again.
