@@ -165,6 +165,27 @@ vpd_stop
 same_tree || fail "housekeeping fixture not restored after SIGKILL + restart"
 log "SIGKILL + restart: journal replayed, every file byte-identical"
 
+# 4b. SIGKILL at random points while the set changes (the override
+# flips it between 0-1 and every CPU), then one restart: every file back.
+for ((k = 0; k < 5; k++)); do
+    conf
+    rm -f "$VPOWER_DUMMY_STATE"
+    vpd_start "$VPD_TMP/vpowerd-k.log" "${args[@]}"
+    wait_for packed || fail "kill round $k: not packed"
+    for ((u = 0; u < RANDOM % 4; u++)); do
+        kill -USR1 "$VPD_PID"; sleep 0.0$((RANDOM % 10))
+    done
+    sleep 0.$((RANDOM % 10))
+    kill -KILL "$VPD_PID"; wait "$VPD_PID" 2>/dev/null || true; VPD_PID=
+done
+conf housekeeping no
+vpd_start "$VPD_TMP/vpowerd3.log" "${args[@]}"
+vpd_wait_log "$VPD_TMP/vpowerd3.log" "managing cpus" 10 || fail "restart after kills failed"
+vpd_stop
+[ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC after the kill rounds"
+same_tree || fail "housekeeping fixture not restored after 5 random kills + restart"
+log "5 SIGKILLs at random points during changes + restart: every file byte-identical"
+
 # 5. --dry-run says what would move and writes nothing.
 conf
 rm -f "$VPOWER_DUMMY_STATE"
