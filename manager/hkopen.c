@@ -17,6 +17,9 @@
 
 #define LOG_MODULE "vpowerd"
 
+_Static_assert(CONF_HK_MAX_GROUPS == HK_MAX_GROUPS,
+               "housekeeping_groups holds what the driver takes");
+
 struct drv_hk *
 hkopen_driver(const struct vpd_conf *c, bool dry_run, char *err,
               size_t errlen)

@@ -286,7 +286,8 @@ struct drv_hk;
  * device interrupts, unbound kernel workqueues) onto a CPU set and puts
  * it back.  Optional: a 'struct vpd' without one (the simulator, the
  * replay, vpowerd with housekeeping off) leaves host work alone.
- * Opening is the implementation's (manager/drivers/drv_hk.h). */
+ * Opening is the implementation's (manager/drivers/drv_hk.h); every
+ * member is required. */
 struct drv_hk_ops {
     const char *name;              /* "host". */
     /* Confines host work to 'set' (not empty, holds CPU0: -EINVAL
