@@ -221,8 +221,14 @@ run_packed "$VPD_TMP/vpowerd5.log"
 wait_for user_confined || fail "groups: user.slice not confined"
 released || fail "housekeeping_groups user.slice: system.slice changed"
 vpd_stop
+# A CPU vpowerd does not manage is never taken from host work.
+conf managed_cpus 0-2
+run_packed "$VPD_TMP/vpowerd5.log"
+unmanaged_kept() { [ "$(rd cgroup/cpuset/system.slice/cpuset.cpus)" = 0-1,3 ]; }
+wait_for unmanaged_kept || fail "managed_cpus 0-2: system.slice $(rd cgroup/cpuset/system.slice/cpuset.cpus), want 0-1,3"
+vpd_stop
 same_tree || fail "switch runs left the fixture changed"
-log "switches: housekeeping, _cpusets, _irqs, _workqueues, _groups each change what moves"
+log "switches: housekeeping, _cpusets, _irqs, _workqueues, _groups each change what moves; unmanaged cpu3 stays with host work"
 
 # 7. housekeeping_run_root: systemd is PID 1 where RUN/systemd/system
 # exists (cgroup v2 through its D-Bus API); a dry run only names it.
