@@ -41,7 +41,7 @@ manager_vpowerd_SOURCES = \
 manager_vpowerd_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(JSONC_CFLAGS) \
 	$(LIBSYSTEMD_CFLAGS)
 manager_vpowerd_LDADD = \
-	manager/libvpowervirt.a manager/libvpowermgr.a \
+	manager/libvpowervirt.a manager/libvpowerhk.a manager/libvpowermgr.a \
 	policy/libvpowerpolicy.a \
 	$(LIBVPOWERVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) $(LIBSYSTEMD_LIBS) -lm
 dist_doc_DATA += docs/vpowerd.md docs/record-format.md

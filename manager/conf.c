@@ -29,7 +29,7 @@
 #define CONF_MAX_DEPTH 8
 
 enum conf_type { T_STR, T_PATH, T_SOCKET, T_GROUP, T_CPUS, T_KIND,
-                 T_OVERRIDE, T_BOOL, T_U32, T_INCLUDE };
+                 T_OVERRIDE, T_BOOL, T_U32, T_INCLUDE, T_CGROUPS };
 
 _Static_assert(CONF_SOCKET_MAX + 1
                == sizeof ((struct sockaddr_un *) 0)->sun_path,
@@ -76,6 +76,16 @@ static const struct conf_directive directives[] = {
     U32("hint_rate", hint_rate, 1, 1000),
     FIELD("turbo", T_BOOL, use_turbo),
     FIELD("default_share_smt", T_BOOL, default_share_smt),
+    FIELD("housekeeping", T_BOOL, housekeeping),
+    FIELD("housekeeping_cpusets", T_BOOL, hk_cpusets),
+    FIELD("housekeeping_irqs", T_BOOL, hk_irqs),
+    FIELD("housekeeping_workqueues", T_BOOL, hk_workqueues),
+    STR("housekeeping_groups", T_CGROUPS, hk_groups),
+    STR("housekeeping_cgroup_root", T_PATH, hk_cgroup_root),
+    STR("housekeeping_proc_root", T_PATH, hk_proc_root),
+    STR("housekeeping_workqueue_mask", T_PATH, hk_wq_path),
+    STR("housekeeping_run_root", T_PATH, hk_run_root),
+    U32("housekeeping_spread_pressure_pct", hk_spread_pressure_pct, 1, 100),
     { "include", T_INCLUDE, 0, 0, 0, 0 },
 };
 
@@ -100,6 +110,13 @@ conf_defaults(struct vpd_conf *c)
     c->hint_rate = 20;
     c->record_max_bytes = 64u << 20;
     c->default_share_smt = true;
+    c->hk_cpusets = c->hk_irqs = c->hk_workqueues = true;
+    strcpy(c->hk_groups, CONF_HK_DEFAULT_GROUPS);
+    strcpy(c->hk_cgroup_root, "/sys/fs/cgroup");
+    strcpy(c->hk_proc_root, "/proc");
+    strcpy(c->hk_wq_path, "/sys/devices/virtual/workqueue/cpumask");
+    strcpy(c->hk_run_root, "/run");
+    c->hk_spread_pressure_pct = 10;
 }
 
 static int load_file(struct vpd_conf *, const char *path, int depth,
@@ -147,6 +164,47 @@ group_valid(const char *s)
     return true;
 }
 
+/* A housekeeping_groups list: comma-separated cgroup paths relative to
+ * the cgroup root, each non-empty, not absolute, without "." or ".."
+ * components and at most CONF_HK_MAX_GROUPS of them.  Returns NULL or a
+ * reason. */
+static const char *
+cgroups_check(const char *s, char *why, size_t whylen)
+{
+    unsigned n = 0;
+
+    for (const char *p = s;; p++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t) (end - p) : strlen(p);
+        const char *q = p;
+
+        if (len == 0 || *p == '/') {
+            snprintf(why, whylen, "item %u: expected a cgroup path "
+                     "relative to the cgroup root", n + 1);
+            return why;
+        }
+        while (q < p + len) {
+            size_t cl = strcspn(q, "/,");
+
+            if ((cl == 1 && q[0] == '.') || (cl == 2 && !strncmp(q, "..", 2))
+                || cl == 0) {
+                snprintf(why, whylen, "item %u (%.*s): empty, \".\" or "
+                         "\"..\" component", n + 1, (int) len, p);
+                return why;
+            }
+            q += cl + (q[cl] == '/');
+        }
+        if (++n > CONF_HK_MAX_GROUPS) {
+            snprintf(why, whylen, "more than %d groups", CONF_HK_MAX_GROUPS);
+            return why;
+        }
+        if (!end) {
+            return NULL;
+        }
+        p = end;
+    }
+}
+
 /* Applies directive 'd' with argument 'arg'; returns NULL or a reason
  * (written into 'why' when it needs formatting). */
 static const char *
@@ -160,6 +218,7 @@ apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
     case T_PATH:
     case T_SOCKET:
     case T_GROUP:
+    case T_CGROUPS:
         if (strlen(arg) >= d->size) {
             snprintf(why, whylen, "value too long (max %zu bytes)",
                      d->size - 1);
@@ -175,6 +234,9 @@ apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
         }
         if (d->type == T_GROUP && !group_valid(arg)) {
             return "not a valid group name";
+        }
+        if (d->type == T_CGROUPS && cgroups_check(arg, why, whylen)) {
+            return why;
         }
         strcpy(field, arg);
         break;

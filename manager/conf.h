@@ -21,6 +21,12 @@
 /* Longest control socket path: a sockaddr_un's sun_path less its NUL. */
 #define CONF_SOCKET_MAX 107
 #define CONF_AT_LEN 280         /* "FILE:LINE" of a directive. */
+/* housekeeping_groups: the default list and the most entries (as the
+ * housekeeping driver's HK_DEFAULT_GROUPS and HK_MAX_GROUPS). */
+#define CONF_HK_DEFAULT_GROUPS \
+    "system.slice,user.slice,init.scope,system.slice/libvirtd.service," \
+    "system.slice/virtqemud.service"
+#define CONF_HK_MAX_GROUPS 64
 
 struct vpd_conf {
     char connect_uri[256];          /* connect qemu:///system */
@@ -58,6 +64,26 @@ struct vpd_conf {
     /* share_smt of VMs without their own policy: false keeps each off
      * cores whose sibling threads run another VM's vCPUs. */
     bool default_share_smt;         /* default_share_smt yes */
+    /* Host work (services, interrupts, unbound workqueues) follows the
+     * active set (docs/housekeeping.md). */
+    bool housekeeping;              /* housekeeping no */
+    bool hk_cpusets;                /* housekeeping_cpusets yes */
+    bool hk_irqs;                   /* housekeeping_irqs yes */
+    bool hk_workqueues;             /* housekeeping_workqueues yes */
+    char hk_groups[1024];           /* housekeeping_groups LIST: cgroups
+                                     * relative to the cgroup root, comma
+                                     * separated */
+    char hk_cgroup_root[256];       /* housekeeping_cgroup_root
+                                     * /sys/fs/cgroup */
+    char hk_proc_root[256];         /* housekeeping_proc_root /proc */
+    char hk_wq_path[256];           /* housekeeping_workqueue_mask
+                                     * /sys/devices/virtual/workqueue/
+                                     * cpumask */
+    char hk_run_root[256];          /* housekeeping_run_root /run (systemd
+                                     * is PID 1 if RUN/systemd/system
+                                     * exists) */
+    uint32_t hk_spread_pressure_pct;/* housekeeping_spread_pressure_pct
+                                     * 10 */
 };
 
 void conf_defaults(struct vpd_conf *);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manager/attrib.h"
+#include "manager/hkset.h"
 #include "manager/inputs/haltstats.h"
 #include "manager/log.h"
 #include "manager/util.h"
@@ -465,6 +466,10 @@ build_input(struct vpd *d, struct pol_input *in)
     ensure_capacity(d, d->n_vms, total);
     memset(in, 0, sizeof *in);
     input_vms(d, &in->n_vms, &in->n_vcpus);
+    /* Host work is demand too: its CPU pressure spreads like a VM's
+     * ready time (in the input, so the policy stays pure and a
+     * recording shows what it was given). */
+    hkset_demand(d, cy->pvcpus, in->n_vcpus);
     in->vms = cy->pvms;
     in->vcpus = cy->pvcpus;
     in->managed = cy->managed;
@@ -1029,6 +1034,8 @@ decide_apply(struct vpd *d, struct pol_input *in)
         execute(d, cy->acts, (size_t) n);
         d->applied->active = d->plan->active;
     }
+    /* Host work follows the active set in force (or pretended). */
+    hkset_follow(d);
     for (size_t i = 0; i < in->n_vms; i++) {
         cy->vm_of[i]->reason = (enum pol_reason) d->plan->vm_reason[i];
     }

@@ -27,6 +27,8 @@
 #include "manager/drivers/meter.h"
 #include "manager/drivers/sysfs.h"
 #include "manager/guestchan.h"
+#include "manager/hkopen.h"
+#include "manager/hkset.h"
 #include "manager/inputs/hostmodel.h"
 #include "manager/journal.h"
 #include "manager/log.h"
@@ -809,6 +811,10 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         d->hv_ops->set_migr_cb(d->hv, hv_migr, d);
     }
     read_sched_core(d);
+    r = hkopen_start(d, err, errlen);
+    if (r < 0) {
+        return r;
+    }
 
     /* 1. A crashed run's journal first, before anything else. */
     if (!d->dry_run) {
@@ -824,6 +830,9 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         }
         if (d->host_ops->set_journal) {
             d->host_ops->set_journal(d->host, pv->jnl);
+        }
+        if (d->hks) {
+            d->hks->ops->set_journal(d->hks->h, pv->jnl);
         }
     }
 
@@ -917,7 +926,7 @@ int
 vpd_stop(struct vpd *d)
 {
     struct vpd_priv *pv = d->priv;
-    int r = 0;
+    int r = 0, rh;
 
     if (d->cycle_timer) {
         sched_del_timer(d->sched, d->cycle_timer);
@@ -926,6 +935,11 @@ vpd_stop(struct vpd *d)
     if (pv && d->cyc && !d->dry_run && d->host) {
         migr_refresh(d);            /* No restore onto a migrating VM. */
         r = restore_all(d);
+        rh = hkset_restore(d);
+        r = r ? r : rh;
+        if (d->hks) {
+            d->hks->ops->set_journal(d->hks->h, NULL);
+        }
         if (pv->jnl && d->host_ops->caps & DRV_HOST_SYSFS_TREE) {
             /* Anything the sysfs driver journalled that the in-memory
              * originals above did not cover. */
@@ -981,6 +995,8 @@ vpd_stop(struct vpd *d)
     }
     pol_state_destroy(d->pol);
     d->pol = NULL;
+    hkset_destroy(d->hks);
+    d->hks = NULL;
     cycle_destroy(d);
     if (d->meters) {
         meter_list_clear(d->meters);

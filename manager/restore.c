@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "manager/cycle.h"
+#include "manager/hkopen.h"
 #include "manager/journal.h"
 #include "manager/log.h"
 #include "manager/vpd_types.h"
@@ -34,8 +35,8 @@ int
 restore_journal(struct vpd *d, char *err, size_t errlen)
 {
     struct jnl *j = NULL;
-    char why[256];
-    unsigned failed = 0;
+    char why[256], hkwhy[256] = "";
+    unsigned failed = 0, hk_failed = 0;
     int r, r2;
 
     r = jnl_load(d->conf.journal_path, &j, why, sizeof why);
@@ -60,10 +61,15 @@ restore_journal(struct vpd *d, char *err, size_t errlen)
         r2 = jnl_restore_sysfs(j, d->conf.sysfs_root, &failed);
         r = r ? r : r2;
     }
+    /* Cpusets, interrupts and the workqueue mask, below the roots
+     * configured now. */
+    r2 = hkopen_restore_journal(d, j, &hk_failed, hkwhy, sizeof hkwhy);
+    r = r ? r : r2;
     if (r < 0) {
         snprintf(err, errlen, "could not restore the leftover journal %s "
-                 "(%u sysfs values failed): %s", d->conf.journal_path,
-                 failed, strerror(-r));
+                 "(%u sysfs values, %u housekeeping values failed%s%s): %s",
+                 d->conf.journal_path, failed, hk_failed,
+                 hkwhy[0] ? ": " : "", hkwhy, strerror(-r));
         jnl_close(j);
         return r;
     }

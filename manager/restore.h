@@ -6,7 +6,8 @@
  * start after a crash, the journal the crashed run left behind is
  * replayed first (pins through the hypervisor driver, sysfs values
  * and online states through the journal's own writer, for a host
- * driver working on a sysfs tree). */
+ * driver working on a sysfs tree, cpusets, interrupt affinities and the
+ * workqueue mask through the housekeeping driver, manager/hkopen.h). */
 
 #ifndef VPOWER_RESTORE_H
 #define VPOWER_RESTORE_H 1

@@ -25,6 +25,7 @@ struct gch_conn;
 struct ctl_server;
 struct cycle;
 struct meter_list;
+struct hkset;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -154,6 +155,9 @@ struct vpd {
                                      * conf.powercap_root and hwmon_root
                                      * (manager/drivers/meter.h), for
                                      * status; NULL outside vpd_start(). */
+    struct hkset *hks;              /* Host work follows the active set
+                                     * (manager/hkset.h); NULL: no
+                                     * housekeeping. */
 };
 
 #endif /* manager/vpd_types.h */

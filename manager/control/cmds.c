@@ -23,6 +23,7 @@
 
 #include "manager/daemon.h"
 #include "manager/drivers/meter.h"
+#include "manager/hkset.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
@@ -265,6 +266,80 @@ add_meters(struct json_object *r, const struct vpd *d)
     add_str(r, "host_meter_scope", c.n ? meter_scope_name(c.scope) : "");
 }
 
+/* Housekeeping (manager/hkset.h): whether host work follows the active
+ * set, where it runs, and what the last change moved. */
+static struct json_object *
+housekeeping_result(struct vpd *d)
+{
+    struct json_object *o = json_object_new_object();
+    const struct hkset *s = d->hks;
+    const struct drv_hk_report *rep;
+    uint64_t ns = 0;
+    char list[1024];
+    const char *state;
+
+    add_bool(o, "enabled", s != NULL);
+    if (!s) {
+        add_str(o, "state", "off");
+        return o;
+    }
+    rep = &s->rep;
+    state = !s->applied ? "pending" : s->last_err < 0 ? "error"
+            : s->released ? "released" : "confined";
+    cpuset_format(&s->set, list, sizeof list);
+    add_str(o, "state", state);
+    add_str(o, "mode", hkset_mode(s));
+    add_str(o, "cpus", s->applied ? list : "");
+    if (s->applied) {
+        add_int(o, "cpu_count", cpuset_count(&s->set));
+    }
+    add_u64(o, "changes_total", s->n_changes);
+    add_int(o, "cgroups_moved", rep->n_cgroups);
+    add_int(o, "groups_absent", rep->n_absent);
+    add_int(o, "irqs_moved", rep->n_irqs);
+    add_int(o, "irqs_refused", rep->n_irqs_refused);
+    add_bool(o, "workqueues_moved", rep->wq_moved);
+    add_int(o, "irqbalance_pid", rep->irqbalance_pid);
+    add_str(o, "error", s->error);
+    if (s->pressure_known) {
+        add_dbl(o, "cpu_pressure_percent", s->pressure_cpct / 100.0);
+    }
+    add_bool(o, "spreading", s->spreading);
+    add_u64(o, "spread_decisions_total", s->n_spread);
+    if (s->ops->cpu_time(s->h, &ns) == 0) {
+        add_dbl(o, "cpu_seconds", (double) ns / 1e9);
+    }
+    return o;
+}
+
+/* Interrupts per CPU since boot (/proc/interrupts, through the
+ * housekeeping driver) as "interrupts_total" of each entry of 'cpus'. */
+static void
+add_cpu_interrupts(struct json_object *cpus, struct vpd *d)
+{
+    uint64_t counts[POL_MAX_CPUS];
+    int n;
+
+    if (!d->hks) {
+        return;
+    }
+    memset(counts, 0, sizeof counts);
+    n = d->hks->ops->irq_counts(d->hks->h, counts, POL_MAX_CPUS);
+    for (size_t i = 0; n > 0 && i < json_object_array_length(cpus); i++) {
+        struct json_object *c = json_object_array_get_idx(cpus, i);
+        struct json_object *v;
+        int64_t cpu;
+
+        if (!json_object_object_get_ex(c, "cpu", &v)) {
+            continue;
+        }
+        cpu = json_object_get_int64(v);
+        if (cpu >= 0 && cpu < n && cpu < POL_MAX_CPUS) {
+            add_u64(c, "interrupts_total", counts[cpu]);
+        }
+    }
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -347,7 +422,9 @@ status_result(struct vpd *d)
         add_u64(errs, error_names[i], d->n_errors[i]);
     }
     add(r, "errors_total", errs);
+    add_cpu_interrupts(cpus, d);
     add(r, "cpus", cpus);
+    add(r, "housekeeping", housekeeping_result(d));
 
     for (unsigned dm = 0; dm < d->model.n_domains && dm < POL_MAX_DOMAINS;
          dm++) {

@@ -83,6 +83,15 @@ static const struct fam F_ERRORS = { "vpower_errors_total", C,
 static const struct fam F_FOREIGN = { "vpower_foreign_knobs_total", C,
     "Host knobs (frequency limit, governor, idle state, online) another "
     "writer changed behind vpowerd's back; vpowerd leaves them alone." };
+static const struct fam F_HK_STATE = { "vpower_housekeeping_state", G,
+    "Where host work (cgroups, interrupts, workqueues) may run; 1 for the "
+    "current state: off, pending, confined (the active set), released "
+    "(override), error." };
+static const struct fam F_HK_CPUS = { "vpower_housekeeping_cpus", G,
+    "CPUs host work may use now (with housekeeping on)." };
+static const struct fam F_HK_PRESSURE = {
+    "vpower_housekeeping_cpu_pressure_ratio", G,
+    "Host work's CPU pressure, some avg10, as a fraction of time." };
 static const struct fam F_VMS = { "vpower_vms", G,
     "Running domains vpowerd sees." };
 static const struct fam F_HINT_APPLY = { "vpower_hint_apply_seconds",
@@ -103,6 +112,9 @@ static const struct fam F_CPU_IDLE_DIS = {
 static const struct fam F_CPU_NONIDLE = {
     "vpower_cpu_nonidle_seconds_total", C,
     "Time a host CPU spent outside idle states since vpowerd started." };
+static const struct fam F_CPU_IRQS = { "vpower_cpu_interrupts_total", C,
+    "Interrupts a host CPU took since boot (/proc/interrupts; present "
+    "with housekeeping on)." };
 static const struct fam F_FD_FREQ = { "vpower_freq_domain_frequency_hertz",
     G, "Current frequency of a frequency domain." };
 static const struct fam F_FD_CHANGES = { "vpower_freq_domain_changes_total",
@@ -461,6 +473,7 @@ static const struct cpu_fam {
     { &F_CPU_IDLE, "seconds", true },
     { &F_CPU_IDLE_DIS, "disabled", true },
     { &F_CPU_NONIDLE, "nonidle_seconds", false },
+    { &F_CPU_IRQS, "interrupts_total", false },
 };
 
 /* vpower_cpu_state of CPU 'c' (labelled 'id'): 1 for its state, 0 for
@@ -553,6 +566,32 @@ render_cpus(struct rctx *r, struct json_object *s)
     }
 }
 
+/* vpower_housekeeping_*: the state (1 for the current one, like
+ * vpower_override), the number of CPUs host work may use, its pressure. */
+static void
+render_housekeeping(struct rctx *r, struct json_object *s)
+{
+    static const char *const states[] = {
+        "off", "pending", "confined", "released", "error"
+    };
+    struct json_object *h = jsonget_field(s, "housekeeping");
+    const char *cur = jsonget_str(h, "state", NULL);
+    double p;
+
+    if (!cur) {
+        return;
+    }
+    for (size_t k = 0; k < ARRAY_SIZE(states); k++) {
+        const char *l[] = { "state", states[k], NULL };
+
+        sample(r, &F_HK_STATE, l, !strcmp(cur, states[k]));
+    }
+    num_sample(r, &F_HK_CPUS, h, "cpu_count", NULL, 1);
+    if (jsonget_num(h, "cpu_pressure_percent", &p)) {
+        sample(r, &F_HK_PRESSURE, NULL, p / 100.0);
+    }
+}
+
 static void
 render_status(struct rctx *r, struct json_object *s)
 {
@@ -602,6 +641,7 @@ render_status(struct rctx *r, struct json_object *s)
     map_family(r, &F_ERRORS, s, "errors_total", "kind", NULL);
     num_sample(r, &F_FOREIGN, s, "foreign_knobs_total", NULL, 1);
     histogram_family(r, &F_HINT_APPLY, s, "hint_apply_seconds");
+    render_housekeeping(r, s);
     render_cpus(r, s);
 }
 

@@ -488,6 +488,51 @@ render_foreign(struct table *t, struct json_object *r)
     }
 }
 
+/* Housekeeping: its state, mode and CPUs, then what the last change
+ * moved; "off" when the daemon does not confine host work. */
+static void
+render_housekeeping(struct table *t, struct json_object *r)
+{
+    struct json_object *h = jsonget_field(r, "housekeeping");
+    int64_t ib = jsonget_int(h, "irqbalance_pid", 0);
+    const char *err = jsonget_str(h, "error", "");
+    char b[512], irqs[96];
+
+    if (!h) {
+        return;
+    }
+    if (!jsonget_bool(h, "enabled")) {
+        kv(t, "Housekeeping:", "off (host work runs anywhere)");
+        return;
+    }
+    kv(t, "Housekeeping:", fmt(b, sizeof b, "%s on %s (%s)",
+                               jsonget_str(h, "state", "?"),
+                               *jsonget_str(h, "cpus", "")
+                               ? jsonget_str(h, "cpus", "") : "-",
+                               jsonget_str(h, "mode", "?")));
+    if (ib > 0) {
+        fmt(irqs, sizeof irqs, "interrupts left to irqbalance (pid %lld)",
+            (long long) ib);
+    } else {
+        fmt(irqs, sizeof irqs, "%lld interrupts moved, %lld refused",
+            (long long) jsonget_int(h, "irqs_moved", 0),
+            (long long) jsonget_int(h, "irqs_refused", 0));
+    }
+    kv(t, "", fmt(b, sizeof b, "last change: %lld cgroups moved, %s, "
+                  "workqueues %s", (long long) jsonget_int(h,
+                  "cgroups_moved", 0), irqs,
+                  jsonget_bool(h, "workqueues_moved") ? "moved"
+                                                      : "unchanged"));
+    if (jsonget_field(h, "cpu_pressure_percent")) {
+        kv(t, "", fmt(b, sizeof b, "host CPU pressure %.2f %%%s",
+                      jsonget_num_or(h, "cpu_pressure_percent", 0),
+                      jsonget_bool(h, "spreading") ? ": spreading" : ""));
+    }
+    if (*err) {
+        kv(t, "", fmt(b, sizeof b, "error: %s", err));
+    }
+}
+
 static void
 render_status_head(struct json_object *r, FILE *f)
 {
@@ -547,6 +592,7 @@ render_status_head(struct json_object *r, FILE *f)
        counters(b2, sizeof b2, jsonget_field(r, "errors_total")));
     render_foreign(&t, r);
     render_meters(&t, r);
+    render_housekeeping(&t, r);
     tbl_print(&t, f);
 }
 

@@ -266,4 +266,62 @@ struct drv_host_ops {
 extern const struct drv_host_ops drv_host_sysfs;
 extern const struct drv_host_ops drv_host_dummy;
 
+/* ---- Housekeeping (host work beside the guests) --------------------- */
+
+/* What one confinement moved (or, in a dry run, would move). */
+struct drv_hk_report {
+    unsigned n_cgroups;            /* cpuset files or systemd units set */
+    unsigned n_absent;             /* configured groups not present */
+    unsigned n_irqs;               /* interrupts moved */
+    unsigned n_irqs_refused;       /* kernel-managed: left where they
+                                    * are */
+    bool wq_moved;                 /* unbound workqueue mask changed */
+    int irqbalance_pid;            /* > 0: irqbalance runs, interrupts
+                                    * left to it */
+};
+
+struct drv_hk;
+
+/* Moves the host's own work (processes in the configured cgroups,
+ * device interrupts, unbound kernel workqueues) onto a CPU set and puts
+ * it back.  Optional: a 'struct vpd' without one (the simulator, the
+ * replay, vpowerd with housekeeping off) leaves host work alone.
+ * Opening is the implementation's (manager/drivers/drv_hk.h); every
+ * member is required. */
+struct drv_hk_ops {
+    const char *name;              /* "host". */
+    /* Confines host work to 'set' (not empty, holds CPU0: -EINVAL
+     * otherwise); 'rep' (may be NULL) says what moved.  Every part is
+     * tried; returns the first error (see 'error'). */
+    int (*confine)(struct drv_hk *, const struct cpuset *set,
+                   struct drv_hk_report *rep);
+    /* Writes back every original this instance changed; '*n_failed'
+     * (may be NULL) counts those not restored. */
+    int (*restore)(struct drv_hk *, unsigned *n_failed);
+    /* Writes back the housekeeping originals journalled in 'j' (left by
+     * a crashed run). */
+    int (*restore_journal)(struct drv_hk *, const struct jnl *j,
+                           unsigned *n_failed);
+    /* Journals each original before its first write; NULL detaches (and
+     * nothing is recorded anywhere but in memory). */
+    void (*set_journal)(struct drv_hk *, struct jnl *);
+    /* Interrupts per CPU since boot into counts[0..n) (CPUs not listed
+     * stay 0); returns the number of CPU columns or -errno. */
+    int (*irq_counts)(struct drv_hk *, uint64_t *counts, size_t n);
+    /* The host work's CPU pressure: "some" avg10, in hundredths of a
+     * percent (0..10000). */
+    int (*pressure)(struct drv_hk *, uint32_t *some_avg10_cpct);
+    /* CPU time used by the confined groups since they exist, in ns. */
+    int (*cpu_time)(struct drv_hk *, uint64_t *ns);
+    /* How cpusets are changed: "cgroup-v1", "cgroup-v2", "systemd" or
+     * "none" (no cpuset controller). */
+    const char *(*mode)(const struct drv_hk *);
+    /* The first error of the last call, "PATH: reason" ("" if none). */
+    const char *(*error)(const struct drv_hk *);
+    void (*close)(struct drv_hk *);    /* NULL is fine; restores
+                                        * nothing. */
+};
+
+extern const struct drv_hk_ops drv_hk_host;
+
 #endif /* manager/drivers/drv.h */

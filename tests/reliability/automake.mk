@@ -13,12 +13,13 @@ check_PROGRAMS += tests/reliability/rel-daemon
 tests_reliability_rel_daemon_SOURCES = tests/reliability/rel-daemon.c \
 	manager/daemon.c manager/daemon.h \
 	manager/restore.c manager/restore.h \
+	manager/hkopen.c manager/hkopen.h \
 	manager/drivers/drv_dummy_hv.c
 tests_reliability_rel_daemon_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) \
 	$(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 tests_reliability_rel_daemon_LDADD = manager/libvpowervirt.a \
-	manager/libvpowermgr.a policy/libvpowerpolicy.a \
-	$(LIBVPOWERVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) -lm
+	manager/libvpowerhk.a manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS) $(LIBSYSTEMD_LIBS) -lm
 
 RELIABILITY_TESTS = \
 	tests/reliability/010-crash-kill.sh \

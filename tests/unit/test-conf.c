@@ -26,6 +26,11 @@ static const char *const all_directives[] = {
     "max_period_ms", "headroom_pct", "spread_ready_pct", "pack_dwell_ms",
     "hint_rate", "turbo", "include",
     "default_share_smt",
+    "housekeeping", "housekeeping_cpusets", "housekeeping_irqs",
+    "housekeeping_workqueues", "housekeeping_groups",
+    "housekeeping_cgroup_root", "housekeeping_proc_root",
+    "housekeeping_workqueue_mask", "housekeeping_run_root",
+    "housekeeping_spread_pressure_pct",
 };
 
 static void
@@ -55,6 +60,49 @@ test_defaults(void **state)
     assert_int_equal(c.hint_rate, 20);
     assert_false(c.use_turbo);
     assert_true(c.default_share_smt);
+}
+
+/* The housekeeping directives: defaults (off, every part on, the
+ * driver's default groups and the real roots) and each parsed into its
+ * own field. */
+static void
+test_housekeeping(void **state)
+{
+    struct vpd_conf c;
+    char err[256] = "";
+
+    (void) state;
+    conf_defaults(&c);
+    assert_false(c.housekeeping);
+    assert_true(c.hk_cpusets && c.hk_irqs && c.hk_workqueues);
+    assert_string_equal(c.hk_groups, "system.slice,user.slice,init.scope,"
+                        "system.slice/libvirtd.service,"
+                        "system.slice/virtqemud.service");
+    assert_string_equal(c.hk_cgroup_root, "/sys/fs/cgroup");
+    assert_string_equal(c.hk_proc_root, "/proc");
+    assert_string_equal(c.hk_wq_path,
+                        "/sys/devices/virtual/workqueue/cpumask");
+    assert_string_equal(c.hk_run_root, "/run");
+    assert_int_equal(c.hk_spread_pressure_pct, 10);
+    assert_int_equal(conf_parse(&c, "t", "housekeeping yes\n"
+                                "housekeeping_cpusets no\n"
+                                "housekeeping_irqs no\n"
+                                "housekeeping_workqueues no\n"
+                                "housekeeping_groups a.slice,b/c.service\n"
+                                "housekeeping_cgroup_root /x/cg\n"
+                                "housekeeping_proc_root /x/proc\n"
+                                "housekeeping_workqueue_mask /x/wq\n"
+                                "housekeeping_run_root /x/run\n"
+                                "housekeeping_spread_pressure_pct 35\n",
+                                err, sizeof err), 0);
+    assert_true(c.housekeeping);
+    assert_false(c.hk_cpusets || c.hk_irqs || c.hk_workqueues);
+    assert_string_equal(c.hk_groups, "a.slice,b/c.service");
+    assert_string_equal(c.hk_cgroup_root, "/x/cg");
+    assert_string_equal(c.hk_proc_root, "/x/proc");
+    assert_string_equal(c.hk_wq_path, "/x/wq");
+    assert_string_equal(c.hk_run_root, "/x/run");
+    assert_int_equal(c.hk_spread_pressure_pct, 35);
 }
 
 /* default_share_smt: yes by default, parsed both ways, bad values named. */
@@ -188,6 +236,20 @@ test_bad_values(void **state)
         { "# ok\nfrobnicate 1", "t.conf:2: unknown directive \"frobnicate\"" },
         { "Period_ms 1000", "t.conf:1: unknown directive" },
         { "turbo yes\x01", "t.conf:1: control character" },
+        { "housekeeping maybe", "t.conf:1: housekeeping: expected yes" },
+        { "housekeeping_groups /system.slice", "t.conf:1: "
+          "housekeeping_groups: item 1: expected a cgroup path relative" },
+        { "housekeeping_groups a,,b", "t.conf:1: housekeeping_groups: "
+          "item 2:" },
+        { "housekeeping_groups a/../b", "t.conf:1: housekeeping_groups: "
+          "item 1 (a/../b): empty, \".\" or \"..\" component" },
+        { "housekeeping_groups a//b", "t.conf:1: housekeeping_groups:" },
+        { "housekeeping_proc_root proc", "t.conf:1: housekeeping_proc_root: "
+          "expected an absolute path" },
+        { "housekeeping_spread_pressure_pct 0", "t.conf:1: "
+          "housekeeping_spread_pressure_pct:" },
+        { "housekeeping_spread_pressure_pct 101", "t.conf:1: "
+          "housekeeping_spread_pressure_pct:" },
     };
     char err[512];
 
@@ -530,6 +592,7 @@ main(void)
         cmocka_unit_test(test_example_is_defaults),
         cmocka_unit_test(test_to_policy),
         cmocka_unit_test(test_default_share_smt),
+        cmocka_unit_test(test_housekeeping),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "manager/cycle.h"
 #include "manager/daemon.h"
 #include "manager/drivers/drv_dummy_host.h"
+#include "manager/hkset.h"
 #include "manager/inputs/hostmodel.h"
 #include "manager/log.h"
 #include "manager/vmreg.h"
@@ -323,11 +324,115 @@ test_day(void **state)
     assert_true((double) (clock() - t0) / CLOCKS_PER_SEC < 1.0);
 }
 
+/* ---- Housekeeping: a recording driver table ------------------------- */
+
+struct drv_hk {
+    unsigned n_confine;
+    struct cpuset last;
+    bool repeated;                /* Called twice with the same set. */
+    uint32_t pressure_cpct;
+};
+
+static int
+fk_confine(struct drv_hk *h, const struct cpuset *set,
+           struct drv_hk_report *rep)
+{
+    h->repeated |= h->n_confine && cpuset_equal(set, &h->last);
+    h->last = *set;
+    h->n_confine++;
+    memset(rep, 0, sizeof *rep);
+    return 0;
+}
+
+static int
+fk_pressure(struct drv_hk *h, uint32_t *cpct)
+{
+    *cpct = h->pressure_cpct;
+    return 0;
+}
+
+static const char *
+fk_str(const struct drv_hk *h)
+{
+    (void) h;
+    return "";
+}
+
+static void
+fk_close(struct drv_hk *h)
+{
+    (void) h;
+}
+
+static const struct drv_hk_ops fake_hk = {
+    .name = "fake",
+    .confine = fk_confine,
+    .pressure = fk_pressure,
+    .mode = fk_str,
+    .error = fk_str,
+    .close = fk_close,
+};
+
+/* Host work follows the active set (plus CPU0), the driver is called
+ * only when that set changes, the override releases it to every CPU,
+ * and host CPU pressure at the threshold spreads the VMs. */
+static void
+test_housekeeping(void **state)
+{
+    struct drv_hk fk;
+    struct cpuset want;
+    unsigned quiet;
+
+    (void) state;
+    memset(&fk, 0, sizeof fk);
+    setup_day();
+    d.hks = hkset_create(&fake_hk, &fk, 10);
+    hv.vm[0].running = hv.vm[1].running = true;
+    hv.vm[0].busy_pct = hv.vm[1].busy_pct = 5;
+    assert_int_equal(vmreg_resync(&d), 0);
+    run_for(120);
+    quiet = cpuset_count(&d.plan->active);
+    assert_true(quiet < d.n_cpus);
+    want = d.applied->active;
+    cpuset_set(&want, 0);
+    assert_true(fk.n_confine >= 1);
+    assert_true(cpuset_equal(&fk.last, &want));
+    assert_false(fk.repeated);
+
+    /* The override: every CPU at once, without waiting for a period. */
+    d.override_performance = true;
+    cycle_run(&d, false);
+    assert_int_equal(cpuset_count(&fk.last), d.n_cpus);
+    assert_true(d.hks->released);
+    d.override_performance = false;
+    run_for(60);
+    assert_true(cpuset_count(&fk.last) < d.n_cpus);
+
+    /* Host work waits 50 % of the time, threshold 10 %: spread. */
+    fk.pressure_cpct = 5000;
+    run_for(5);
+    assert_true(d.hks->spreading);
+    assert_true(cpuset_count(&d.plan->active) > quiet);
+    assert_true(cpuset_count(&fk.last) > quiet);
+    fk.pressure_cpct = 500;
+    run_for(5);
+    assert_false(d.hks->spreading);
+    assert_false(fk.repeated);
+
+    hkset_destroy(d.hks);
+    d.hks = NULL;
+    vmreg_clear(&d);
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_day),
+        cmocka_unit_test(test_housekeeping),
     };
 
     log_set_level(LOG_LVL_WARN);

@@ -41,13 +41,16 @@ static const char status_json[] =
     "\"journal\":0},"
     "\"cpus\":[{\"cpu\":0,\"state\":\"active\",\"managed\":true,"
     "\"frequency_hertz\":2400000000,\"nonidle_seconds\":1.2,"
+    "\"interrupts_total\":70044,"
     "\"idle\":[{\"state\":\"POLL\",\"seconds\":0.1,\"disabled\":false},"
     "{\"state\":\"haltpoll\",\"seconds\":9.5,\"disabled\":true}]},"
     "{\"cpu\":1,\"state\":\"parked\",\"managed\":true,"
     "\"nonidle_seconds\":0.2,"
     "\"idle\":[{\"state\":\"POLL\",\"seconds\":0.0,\"disabled\":false}]}],"
     "\"freq_domains\":[{\"domain\":0,\"cpus\":\"0-1\","
-    "\"frequency_hertz\":2400000000,\"changes_total\":5}]}";
+    "\"frequency_hertz\":2400000000,\"changes_total\":5}],"
+    "\"housekeeping\":{\"enabled\":true,\"state\":\"confined\","
+    "\"cpus\":\"0\",\"cpu_count\":1,\"cpu_pressure_percent\":2.5}}";
 
 static const char list_json[] =
     "{\"vms\":[{\"name\":\"g1\",\"uuid\":\"11111111-2222-3333-4444-"
@@ -375,6 +378,12 @@ test_full_render(void **unused)
         "vpower_cpu_idle_seconds_total{cpu=\"0\",state=\"haltpoll\"} 9.5",
         "vpower_cpu_idle_state_disabled{cpu=\"0\",state=\"haltpoll\"} 1",
         "vpower_cpu_nonidle_seconds_total{cpu=\"1\"} 0.2",
+        "vpower_cpu_interrupts_total{cpu=\"0\"} 70044",
+        "vpower_housekeeping_state{state=\"confined\"} 1",
+        "vpower_housekeeping_state{state=\"released\"} 0",
+        "vpower_housekeeping_state{state=\"off\"} 0",
+        "vpower_housekeeping_cpus 1",
+        "vpower_housekeeping_cpu_pressure_ratio 0.025",
         "vpower_freq_domain_changes_total{freq_domain=\"0\",cpus=\"0-1\"} 5",
         "vpower_vms 2",
         "vpower_vm_energy_joules_total{domain=\"g1\",uuid=\"11111111-2222-"

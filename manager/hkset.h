@@ -1,0 +1,73 @@
+/* manager/hkset.h -- The housekeeping set: host work follows the plan.
+ *
+ * The decision cycle frees CPUs for power; the host's own work
+ * (services, interrupts, unbound workqueues) must leave them too, or a
+ * freed core keeps being woken.  After each plan is in force the cycle
+ * calls hkset_follow(), which hands the housekeeping driver (drv.h,
+ * struct drv_hk_ops) the CPUs host work may use: every online CPU that
+ * vpowerd does not free, i.e. the plan's active CPUs, the online CPUs
+ * vpowerd does not manage, and CPU0 always.  The driver is called only
+ * when that set changes.  The host-wide override releases host work at
+ * once (the set becomes every online CPU, which gives each thing its
+ * original CPUs back).
+ *
+ * Host work is demand: when its CPU pressure ("some" avg10) reaches the
+ * configured percent, hkset_demand() makes the policy input show every
+ * VM's vCPUs waiting, as ready time above spread_ready_pct does, so the
+ * policy spreads (the active set grows and never shrinks while the host
+ * waits).  With no housekeeping ('struct vpd'.hks NULL: the simulator,
+ * the replay, vpowerd with housekeeping off) nothing here runs. */
+
+#ifndef VPOWER_HKSET_H
+#define VPOWER_HKSET_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manager/drivers/drv.h"
+
+struct vpd;
+struct pol_vcpu;
+
+struct hkset {
+    const struct drv_hk_ops *ops;
+    struct drv_hk *h;               /* Owned: closed by hkset_destroy. */
+    uint32_t spread_cpct;           /* Pressure that spreads, in 1/100 %
+                                     * (housekeeping_spread_pressure_pct
+                                     * x 100). */
+    bool applied;                   /* 'set' was handed to the driver. */
+    bool released;                  /* The set is "all": override. */
+    struct cpuset set;              /* Last set handed to the driver. */
+    struct drv_hk_report rep;       /* What that call moved. */
+    int last_err;                   /* Its result (0 or -errno). */
+    char error[256];                /* Its first error, "" if none. */
+    uint64_t n_changes;             /* Calls made (set changes). */
+    uint32_t pressure_cpct;         /* Last pressure read, 1/100 %. */
+    bool pressure_known;
+    bool spreading;                 /* The last input was spread for it. */
+    uint64_t n_spread;              /* Decisions spread for it. */
+};
+
+/* Takes ownership of the driver instance 'h' of 'ops'. */
+struct hkset *hkset_create(const struct drv_hk_ops *ops, struct drv_hk *h,
+                           uint32_t spread_pressure_pct);
+/* Closes the driver (restores nothing); NULL is fine. */
+void hkset_destroy(struct hkset *);
+
+/* After a plan is in force (or pretended, in a dry run): hands the
+ * driver the housekeeping set of d->applied if it changed. */
+void hkset_follow(struct vpd *d);
+
+/* Reads the host work's CPU pressure and, at or above the threshold,
+ * raises the ready time of vcpus[0..n) (the policy input being built)
+ * above d->pcfg.spread_ready_ppm. */
+void hkset_demand(struct vpd *d, struct pol_vcpu *vcpus, size_t n);
+
+/* Puts host work back as found.  Returns 0 or the first error. */
+int hkset_restore(struct vpd *d);
+
+/* The "mode" string for status: the driver's cgroup mode. */
+const char *hkset_mode(const struct hkset *);
+
+#endif /* manager/hkset.h */
