@@ -2,10 +2,11 @@
  * driver.
  *
  * Interrupts are moved by writing /proc/irq/N/smp_affinity_list.  The
- * kernel answers EIO for interrupts it manages itself (per-queue
- * interrupts of multi-queue devices, the timer): those stay where they
- * are, are logged once with their /proc/interrupts name and are not
- * tried again.
+ * kernel refuses interrupts it manages itself (per-queue interrupts of
+ * multi-queue devices, the timer) with EIO, or with EPERM on kernels
+ * whose MSI domain will not retarget them (seen for a virtio-blk queue
+ * on 6.18, written by root): those stay where they are, are logged once
+ * with their /proc/interrupts name and are not tried again.
  *
  * irqbalance rewrites affinities every few seconds, so moving interrupts
  * under it is a fight.  Its socket can ban CPUs ("settings cpus LIST"),
@@ -197,7 +198,7 @@ move_irq(struct hk *hk, const char *num, const struct cpuset *set,
         return error;
     }
     error = hk->ops->write(hk->ops_aux, path, to);
-    if (error == -EIO) {
+    if (error == -EIO || error == -EPERM) {
         uint32_t irq;
 
         hk_parse_uint(num, &irq);

@@ -222,6 +222,7 @@ struct unit {
 static struct fake {
     bool v1_rules;
     const char *eio[4];         /* IRQ numbers whose writes fail EIO */
+    int refuse_errno;           /* ... or this errno if non-zero */
     unsigned n_writes, n_cg_writes, n_irq_writes, n_eio_tries;
     struct unit units[8];
     char calls[16][96];         /* "unit=list" per SetUnitProperties */
@@ -349,7 +350,7 @@ fk_write(void *aux, const char *path, const char *value)
                      fk.eio[i]);
             if (ends(path, want)) {
                 fk.n_eio_tries++;
-                return -EIO;
+                return -(fk.refuse_errno ? fk.refuse_errno : EIO);
             }
         }
     }
@@ -689,6 +690,29 @@ test_irqs_refused(void **state)
     same_tree(before, after);
     free(before);
     free(after);
+    hk_close(hk);
+}
+
+/* Some kernels refuse a kernel-managed interrupt with EPERM instead of
+ * EIO (root with CAP_SYS_ADMIN writing /proc/irq): refused the same. */
+static void
+test_irqs_refused_eperm(void **state)
+{
+    struct cpuset set = set_of("0-1");
+    struct hk_report rep;
+    struct hk *hk;
+
+    (void) state;
+    reset_fake();
+    fk.eio[0] = "25";
+    fk.refuse_errno = EPERM;
+    hk = open_hk(false);
+    assert_int_equal(hk_apply(hk, &set, &rep), 0);
+    assert_string_equal(fx_get(pr, "irq/25/smp_affinity_list"), "3");
+    assert_int_equal(rep.n_irqs, 2);
+    assert_int_equal(rep.n_irqs_refused, 1);
+    assert_int_equal(rep.refused[0], 25);
+    assert_int_equal(hk_restore(hk, NULL, 0, NULL), 0);
     hk_close(hk);
 }
 
@@ -1164,6 +1188,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_systemd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sdbus_no_bus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_irqs_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_irqs_refused_eperm, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_irqbalance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wqmask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
