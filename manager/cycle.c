@@ -991,15 +991,34 @@ account(struct vpd *d, uint64_t interval, uint64_t now)
     d->last_cycle_ns = now;
 }
 
+/* The plan a hint caused is in effect: its read-to-applied time. */
+static void
+hint_applied(struct vpd *d, uint64_t read_ns)
+{
+    uint64_t now = cycle_now_ns(d);
+
+    histo_add(&d->cyc->hint_apply, now > read_ns ? now - read_ns : 0);
+}
+
+void
+cycle_hint(struct vpd *d, uint64_t read_ns)
+{
+    d->cyc->hint_pending = true;
+    d->cyc->hint_read_ns = read_ns;
+}
+
 /* Decides on the input 'in' and applies the plan.  Returns the number of
  * actions, or -errno if the policy refused the input. */
 static int
 decide_apply(struct vpd *d, struct pol_input *in)
 {
     struct cycle *cy = d->cyc;
-    uint64_t t0 = 0;
+    bool hinted = cy->hint_pending;
+    uint64_t read_ns = cy->hint_read_ns, t0 = 0;
     int n, r;
 
+    /* A hint that arrives while this decision runs waits for the next. */
+    cy->hint_pending = false;
     build_input(d, in);
     if (cy->hooks.stopwatch_ns) {
         t0 = cy->hooks.stopwatch_ns(cy->hooks.aux);
@@ -1033,6 +1052,9 @@ decide_apply(struct vpd *d, struct pol_input *in)
     } else if (cy->hv_up || n) {
         execute(d, cy->acts, (size_t) n);
         d->applied->active = d->plan->active;
+        if (hinted && n > 0) {
+            hint_applied(d, read_ns);
+        }
     }
     /* Host work follows the active set in force (or pretended). */
     hkset_follow(d);

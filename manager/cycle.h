@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "manager/control/histo.h"
 #include "manager/drivers/drv.h"
 #include "policy/policy.h"
 
@@ -143,6 +144,12 @@ struct cycle {
     char ready_src[40];
     uint64_t decide_ns;             /* Inside pol_decide(), by
                                      * hooks.stopwatch_ns. */
+    bool hint_pending;              /* The next decision is a guest
+                                     * hint's (cycle_hint)... */
+    uint64_t hint_read_ns;          /* ...read at this time (clock). */
+    struct histo hint_apply;        /* Hint read to last action returned,
+                                     * of hints whose decision changed
+                                     * something (status, metrics). */
 };
 
 /* Creates d->cyc with 'clock' and 'hooks' (copied; NULL = none) and
@@ -164,6 +171,14 @@ void cycle_prime(struct vpd *d);
  * with 'sample', account the interval's energy.  A call made while a
  * cycle runs (from a hook) makes that cycle decide once more instead. */
 void cycle_run(struct vpd *d, bool sample);
+
+/* Ties the next decision to a guest hint that was read from its
+ * channel at 'read_ns' (this cycle's clock); call it before the
+ * cycle_run() the hint causes.  If that decision executes at least one
+ * action, the time from 'read_ns' until its last action has returned
+ * (the plan is in effect) is added to cycle.hint_apply.  A decision
+ * without actions, a refused one and dry runs add nothing. */
+void cycle_hint(struct vpd *d, uint64_t read_ns);
 
 /* How long until the next cycle: the plan's next_interval_ns clamped
  * to [conf.period_ms, conf.max_period_ms]. */

@@ -264,6 +264,7 @@ hook_save_online(void *aux, unsigned cpu, bool was_online)
 /* What the guest channels hand to the daemon. */
 static const struct gch_ops gch_ops = {
     .hint = vpd_hint,
+    .now_ns = vpd_now_ns,
     .count_error = vpd_count_error,
 };
 
@@ -574,11 +575,17 @@ vpd_set_policy(struct vpd *d, struct vpd_vm *vm,
     return 0;
 }
 
+uint64_t
+vpd_now_ns(struct vpd *d)
+{
+    return d->cyc ? cycle_now_ns(d) : clk_now_ns();
+}
+
 void
 vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind k,
-         uint32_t arg, const char *text)
+         uint32_t arg, const char *text, uint64_t read_ns)
 {
-    uint64_t now = d->cyc ? cycle_now_ns(d) : clk_now_ns();
+    uint64_t now = vpd_now_ns(d);
     uint64_t dur = (uint64_t) (arg ? arg : HINT_DEFAULT_MS) * 1000000u;
 
     if (!vm || (unsigned) k >= VPD_N_HINTS) {
@@ -612,6 +619,9 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind k,
     case VPD_HINT_UTIL:                 /* Informational only. */
     case VPD_N_HINTS:
         return;
+    }
+    if (d->cyc) {
+        cycle_hint(d, read_ns);
     }
     vpd_kick(d);
 }

@@ -35,9 +35,16 @@ int vpd_set_policy(struct vpd *, struct vpd_vm *,
 void vpd_set_override(struct vpd *, bool on);
 
 /* Records a validated guest hint for 'vm' and decides at once (the loop
- * reacts when a hint arrives, not at the next period). */
+ * reacts when a hint arrives, not at the next period).  'read_ns' (the
+ * cycle's clock, vpd_now_ns) is when it was read from the guest's
+ * channel: the host side of the hint is timed from there to the last
+ * action of the decision (cycle_hint). */
 void vpd_hint(struct vpd *, struct vpd_vm *, enum vpd_hint_kind,
-              uint32_t arg, const char *text);
+              uint32_t arg, const char *text, uint64_t read_ns);
+
+/* The daemon's clock (the cycle's, CLOCK_MONOTONIC before it exists),
+ * ns. */
+uint64_t vpd_now_ns(struct vpd *);
 
 /* Runs a decision and applies it now (coalesced if already running). */
 void vpd_kick(struct vpd *);

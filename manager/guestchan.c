@@ -48,6 +48,7 @@ struct gch_conn {
     uint32_t rate, burst;
     uint64_t credit_ns, credit_at_ns;
     uint64_t n_msgs, n_acks_dropped, n_connects;
+    uint64_t read_ns;               /* ops->now_ns() at the last read. */
     size_t in_len, out_len;
     uint8_t in[GCH_IN_CAP];
     uint8_t out[GCH_OUT_CAP];
@@ -384,6 +385,15 @@ handle_hello(struct gch_conn *c, const struct gch_msg *m)
     send_msg(c, &r);
 }
 
+/* Notes when the bytes now in c->in were read: the start of the host
+ * side of every hint among them (messages read together wait for each
+ * other's decisions, which is part of what their guest waits for). */
+static void
+stamp_read(struct gch_conn *c)
+{
+    c->read_ns = c->ops->now_ns ? c->ops->now_ns(c->d) : 0;
+}
+
 /* Validates 'm' against this VM and turns it into a policy input.
  * Returns false when the connection was detached meanwhile. */
 static bool
@@ -485,7 +495,7 @@ handle_msg(struct gch_conn *c, const struct gch_msg *m)
     }
     LOG_DEBUG("%s: hint %s (seq %" PRIu32 ")", vm->dom.name, text,
               m->hdr.seq);
-    c->ops->hint(c->d, vm, kind, arg, text);
+    c->ops->hint(c->d, vm, kind, arg, text, c->read_ns);
     if (!c->vm) {
         return false;           /* Detached while deciding. */
     }
@@ -573,6 +583,7 @@ gch_input(struct vpd *d, struct vpd_vm *vm, const void *buf, size_t len)
         return -ENOENT;
     }
     c->dispatching = true;
+    stamp_read(c);
     while (alive && len > 0) {
         size_t n = sizeof c->in - c->in_len;
 
@@ -626,6 +637,7 @@ gch_on_fd(int fd, uint32_t events, void *aux)
             lost(c, strerror(errno));
             break;
         }
+        stamp_read(c);
         budget = (size_t) n >= budget ? 0 : budget - (size_t) n;
         c->in_len += (size_t) n;
         if (!process_input(c)) {

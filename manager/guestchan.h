@@ -12,9 +12,12 @@
  * vpowerd, vpd_hint()).  Once hint() returns -- the decision
  * it triggered has been applied -- the hint is acknowledged with its
  * sequence number, so the guest measures the end-to-end latency on its
- * own clock.  Malformed, oversized, unknown, out-of-range and over-rate
- * messages are counted (vm->hints_rejected, ops->count_error(VPD_E_GUEST)),
- * logged rate-limited, answered when they were well framed, and ignored.
+ * own clock.  The owner's clock is read as soon as bytes have been read
+ * from the socket, and each hint carries that time, so the owner can
+ * time its own part (vpowerd: vpower_hint_apply_seconds).  Malformed,
+ * oversized, unknown, out-of-range and over-rate messages are counted
+ * (vm->hints_rejected, ops->count_error(VPD_E_GUEST)), logged
+ * rate-limited, answered when they were well framed, and ignored.
  * Memory per VM is one fixed struct (input and output buffers included),
  * whatever the guest sends.  When QEMU closes the socket (domain stops or
  * restarts the chardev) or connecting fails, a timer retries with
@@ -44,9 +47,13 @@
 struct gch_ops {
     /* A well-formed, in-range, in-rate hint of 'vm': decide on it and
      * return once the decision has been applied (the guest is then
-     * acknowledged).  'text' is a human description. */
+     * acknowledged).  'text' is a human description; 'read_ns' is
+     * now_ns() taken when the bytes holding it were read from the
+     * channel (0 without now_ns). */
     void (*hint)(struct vpd *, struct vpd_vm *vm, enum vpd_hint_kind,
-                 uint32_t arg, const char *text);
+                 uint32_t arg, const char *text, uint64_t read_ns);
+    /* The owner's clock in ns (vpowerd: its cycle's); NULL = none. */
+    uint64_t (*now_ns)(struct vpd *);
     /* Counts one rejected guest message (kind VPD_E_GUEST). */
     void (*count_error)(struct vpd *, enum vpd_err_kind);
 };

@@ -21,6 +21,8 @@
 
 #include <json-c/json.h>
 
+#include "manager/control/histo.h"
+#include "manager/cycle.h"
 #include "manager/daemon.h"
 #include "manager/drivers/meter.h"
 #include "manager/hkset.h"
@@ -378,6 +380,9 @@ status_result(struct vpd *d)
     add_foreign(r, d);
     add_meters(r, d);
     add_str(r, "record", d->record_path ? d->record_path : "");
+    if (d->cyc) {
+        add(r, "hint_apply_seconds", histo_to_json(&d->cyc->hint_apply));
+    }
 
     for (unsigned c = 0; c < d->n_cpus && c < POL_MAX_CPUS; c++) {
         const struct vpd_cpu *p = &d->cpus[c];

@@ -533,6 +533,27 @@ render_housekeeping(struct table *t, struct json_object *r)
     }
 }
 
+/* The host side of guest hints (read to applied), when there were any:
+ * exact p50 and p99 of the latest ones, the maximum of all. */
+static void
+render_hint_apply(struct table *t, struct json_object *r)
+{
+    struct json_object *h = jsonget_field(r, "hint_apply_seconds");
+    int64_t n = jsonget_int(h, "count", 0);
+    char b[256];
+
+    if (n <= 0) {
+        return;
+    }
+    kv(t, "Hints applied:", fmt(b, sizeof b, "%lld, host side p50 %.3f ms, "
+                                "p99 %.3f ms (last %lld), max %.3f ms",
+                                (long long) n,
+                                jsonget_num_or(h, "p50", 0) * 1e3,
+                                jsonget_num_or(h, "p99", 0) * 1e3,
+                                (long long) jsonget_int(h, "window", 0),
+                                jsonget_num_or(h, "max", 0) * 1e3));
+}
+
 static void
 render_status_head(struct json_object *r, FILE *f)
 {
@@ -590,6 +611,7 @@ render_status_head(struct json_object *r, FILE *f)
        counters(b2, sizeof b2, jsonget_field(r, "actions_total")));
     kv(&t, "Errors:",
        counters(b2, sizeof b2, jsonget_field(r, "errors_total")));
+    render_hint_apply(&t, r);
     render_foreign(&t, r);
     render_meters(&t, r);
     render_housekeeping(&t, r);

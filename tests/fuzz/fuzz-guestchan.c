@@ -28,8 +28,9 @@ static uint64_t n_hints;
 
 static void
 stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-          uint32_t arg, const char *text)
+          uint32_t arg, const char *text, uint64_t read_ns)
 {
+    (void) read_ns;
     (void) d;
     if (vm != the_vm || (unsigned) kind >= VPD_N_HINTS || !text) {
         abort();

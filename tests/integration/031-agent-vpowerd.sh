@@ -9,7 +9,10 @@
 #           same bench on a second port (org.vpower.echo.0) whose host
 #           end is gch-testhost, which only acknowledges: the channel
 #           alone, in the same boot.  Both print RESULT lines (n, p50,
-#           p99, max in us).
+#           p99, max in us), and so does vpowerd's own timing of the
+#           bench (status hint_apply_seconds: read to last action
+#           returned, the hints that changed the plan), taken while a
+#           control-socket client asks for status every 100 ms.
 #   "other" 1 vCPU, idle, no agent.
 #   "hostile" 1 vCPU, started later: garbage, oversized header, unknown
 #           type, vCPU 7 of 1, 10,000-message flood.
@@ -36,8 +39,12 @@ for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile \
     [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
 done
 
-ECHO_PID=
+ECHO_PID= POLL_PID=
 vpd_cleanup() {
+    if [ -n "$POLL_PID" ]; then
+        kill "$POLL_PID" 2>/dev/null || true
+        wait "$POLL_PID" 2>/dev/null || true
+    fi
     if [ -n "$ECHO_PID" ]; then
         kill -TERM "$ECHO_PID" 2>/dev/null || true
         wait "$ECHO_PID" 2>/dev/null || true
@@ -144,7 +151,19 @@ done
 vp_log "after latency-end: $(placement)"
 [ -n "$ok" ] || vp_fail "placement not back to [$before_hint] within 20 s of latency-end: $(placement)"
 
+# vpowerd's status before and after the bench: its own timing of the
+# hints (status hint_apply_seconds), while a client polls the control
+# socket, as a monitoring agent would.
+CTL=$B/manager/vpowerctl
+hint_status() { "$CTL" --json status 2>/dev/null || echo '{}'; }
+st0=$(hint_status)
+( while sleep 0.1; do "$CTL" status > /dev/null 2>&1 || true; done ) &
+POLL_PID=$!
 wait_marker lat 'VPOWER-AGENT-BENCH-DONE' 900 > /dev/null
+kill "$POLL_PID" 2>/dev/null || true
+wait "$POLL_PID" 2>/dev/null || true
+POLL_PID=
+st1=$(hint_status)
 lat=$(grep -a 'VPOWER-HINT-LATENCY' "$(console lat)" | grep -av CHANNEL |
       head -n 1 | tr -d '\r') || vp_fail "no VPOWER-HINT-LATENCY from lat"
 # field LINE NAME: the number after " NAME=" in LINE.
@@ -154,6 +173,23 @@ p50=$(field "$lat" p50_us) p99=$(field "$lat" p99_us) max=$(field "$lat" max_us)
 vp_log "RESULT hint-e2e n=$n p50_us=$p50 p99_us=$p99 max_us=$max (guest write -> vpowerd decide -> pins/freq applied -> ack read)"
 echo "HINT-LATENCY-031 n=$n p50_us=$p50 p99_us=$p99 max_us=$max"
 [ "$n" = "$count" ] && [ "$failed" = 0 ] || vp_fail "bench: $n of $count acknowledged, $failed failed"
+# p50/p99: exact over vpowerd's latest 4096 timed hints (the bench, and
+# at most the two phase hints before it); max: since vpowerd started.
+host=$(python3 - "$st0" "$st1" <<'EOP'
+import json, sys
+a, b = (json.loads(x) for x in sys.argv[1:3])
+a, b = a.get("result", a), b.get("result", b)
+h0, h = a.get("hint_apply_seconds"), b.get("hint_apply_seconds")
+if not h or not h0:
+    sys.exit("status has no hint_apply_seconds")
+print("%.3f %.3f %.3f %d %d" % (h["p50"] * 1e3, h["p99"] * 1e3,
+      h["max"] * 1e3, h["count"] - h0["count"], h["window"]))
+EOP
+) || vp_fail "vpowerd status: $host"
+read -r h50 h99 hmax hn hwin <<< "$host"
+vp_log "RESULT hint host-side p50=$h50 p99=$h99 max=$hmax ms (n=$hn) (vpowerd: hint read -> last action returned; p50/p99 over its last $hwin, max since start; lat has 2 vCPUs)"
+echo "HINT-HOST-031 n=$hn p50_ms=$h50 p99_ms=$h99 max_ms=$hmax"
+[ "$hn" -gt 0 ] || vp_fail "vpowerd timed none of the bench's hints"
 
 # The channel alone, same guest and boot: a host end that only acks.
 wait_marker lat 'VPOWER-AGENT-CHANNEL ' 900 > /dev/null

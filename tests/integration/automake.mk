@@ -56,6 +56,10 @@ TESTS += tests/integration/031-agent-vpowerd.sh
 dist_check_SCRIPTS += tests/integration/032-hint-bench-pty.sh
 TESTS += tests/integration/032-hint-bench-pty.sh
 EXTRA_DIST += tests/integration/pty-relay.py
+# 033: vpowerd's timing of the host side of guest hints (status
+# hint_apply_seconds), dummy hypervisor and host, a fake guest end.
+dist_check_SCRIPTS += tests/integration/033-hint-apply-dummy.sh
+TESTS += tests/integration/033-hint-apply-dummy.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
 # 061: a real live migration between the system libvirtd and a second

@@ -33,8 +33,9 @@ static const char *const kind_names[] = {
 
 static void
 stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-          uint32_t arg, const char *text)
+          uint32_t arg, const char *text, uint64_t read_ns)
 {
+    (void) read_ns;
     (void) d;
     vm->hints_total[kind]++;
     printf("HINT %s %s %" PRIu32 " %s\n", vm->dom.name, kind_names[kind],

@@ -1,7 +1,10 @@
 /* tests/unit/test-cycle.c -- vpowerd's decision cycle (manager/cycle.h)
  * on dummy drivers and a virtual clock, through a scripted day: VMs
  * appear, one spikes, all go idle, one vanishes, and a host driver call
- * fails.  Checks the actions the cycle takes and what it keeps. */
+ * fails.  Checks the actions the cycle takes and what it keeps.  And
+ * the timing of guest hints (cycle_hint): a pin costs virtual time, so
+ * the read-to-applied sample of a hint that changed the plan is known
+ * exactly. */
 
 #include <config.h>
 
@@ -43,6 +46,7 @@ struct drv_hv {
     struct script_vm vm[N_VMS];
     uint64_t now_ns, last_ns;
     unsigned n_pins;
+    uint64_t pin_cost_ns;         /* Virtual time each pin takes. */
 };
 
 static struct drv_hv hv;
@@ -130,6 +134,7 @@ s_pin_vcpu(struct drv_hv *h, const char *uuid, unsigned vcpu,
     }
     h->vm[i].pin[vcpu] = *set;
     h->n_pins++;
+    h->now_ns += h->pin_cost_ns;
     return 0;
 }
 
@@ -427,12 +432,110 @@ test_housekeeping(void **state)
     drv_host_dummy.close(d.host);
 }
 
+/* Sum of all actions applied so far. */
+static uint64_t
+n_actions(void)
+{
+    uint64_t n = 0;
+
+    for (unsigned k = 0; k <= POL_A_OFFLINE; k++) {
+        n += d.n_actions[k];
+    }
+    return n;
+}
+
+/* A hint for 'vm' read at the current virtual time, handled after
+ * 'queue_ns' more, as vpowerd's vpd_hint() does: set the VM's hints,
+ * tie the next decision to the read time, decide. */
+static void
+hint(struct vpd_vm *vm, bool latency, uint64_t queue_ns)
+{
+    uint64_t read_ns = hv.now_ns;
+
+    hv.now_ns += queue_ns;
+    vm->hints.latency_us = latency ? 200 : 0;
+    vm->hints.latency_until_ns = latency ? hv.now_ns + 60000000000ull : 0;
+    cycle_hint(&d, read_ns);
+    cycle_run(&d, false);
+}
+
+static void
+test_hint_apply(void **state)
+{
+    const uint64_t pin_ns = 300000, queue_ns = 40000;
+    const struct histo *h;
+    struct vpd_vm *web;
+    uint64_t acts, pins, t;
+
+    (void) state;
+    setup_day();
+    h = &d.cyc->hint_apply;
+    hv.vm[0].running = hv.vm[1].running = true;
+    hv.vm[0].busy_pct = hv.vm[1].busy_pct = 5;
+    assert_int_equal(vmreg_resync(&d), 0);
+    run_for(120);                     /* Packed by now. */
+    web = !strcmp(d.vms->dom.name, "web") ? d.vms : d.vms->next;
+    assert_string_equal(web->dom.name, "web");
+    /* Periodic decisions are no hints. */
+    assert_int_equal(h->count, 0);
+
+    /* latency-begin spreads web: one sample, from the read to the return
+     * of the last pin, every pin counted. */
+    hv.pin_cost_ns = pin_ns;
+    acts = n_actions();
+    pins = hv.n_pins;
+    hint(web, true, queue_ns);
+    assert_true(n_actions() > acts);
+    assert_true(hv.n_pins > pins);
+    assert_int_equal(h->count, 1);
+    assert_int_equal(h->max_ns, queue_ns + (hv.n_pins - pins) * pin_ns);
+    assert_int_equal(histo_recent_ns(h, 0.5), h->max_ns);
+
+    /* The same hint again changes nothing: no sample. */
+    acts = n_actions();
+    hint(web, true, queue_ns);
+    assert_int_equal(n_actions(), acts);
+    assert_int_equal(h->count, 1);
+
+    /* A periodic cycle after a hint that changed nothing: still none
+     * (the pending mark was used up by the hint's decision). */
+    advance(1);
+    cycle_run(&d, true);
+    assert_int_equal(h->count, 1);
+
+    /* In a dry run nothing is in effect: no sample either. */
+    d.dry_run = true;
+    hint(web, false, queue_ns);
+    assert_int_equal(h->count, 1);
+    d.dry_run = false;
+    hint(web, true, queue_ns);        /* The pretended plan is undone. */
+    assert_int_equal(h->count, 2);
+
+    /* latency-end changes the plan too; with pins free of cost its
+     * sample is the queueing alone. */
+    hv.pin_cost_ns = 0;
+    t = h->count;
+    acts = n_actions();
+    hint(web, false, queue_ns);
+    assert_true(n_actions() > acts);
+    assert_int_equal(h->count, t + 1);
+    assert_int_equal(h->recent_ns[t % HISTO_RECENT], queue_ns);
+    assert_true(h->sum_ns >= h->max_ns + 2 * queue_ns);
+
+    vmreg_clear(&d);
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_day),
         cmocka_unit_test(test_housekeeping),
+
+        cmocka_unit_test(test_hint_apply),
     };
 
     log_set_level(LOG_LVL_WARN);

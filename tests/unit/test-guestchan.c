@@ -41,17 +41,20 @@ struct call {
     enum vpd_hint_kind kind;
     uint32_t arg;
     char text[128];
+    uint64_t read_ns;
 };
 static struct call calls[MAX_CALLS];
 static size_t n_calls;
 static uint64_t n_guest_errors;
 static int detach_in_hint;
+static uint64_t fake_now_ns;    /* Advances 1 us per reading. */
 
 static void
 stub_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind kind,
-          uint32_t arg, const char *text)
+          uint32_t arg, const char *text, uint64_t read_ns)
 {
     if (n_calls < MAX_CALLS) {
+        calls[n_calls].read_ns = read_ns;
         calls[n_calls].vm = vm;
         calls[n_calls].kind = kind;
         calls[n_calls].arg = arg;
@@ -74,9 +77,18 @@ stub_count_error(struct vpd *d, enum vpd_err_kind kind)
     }
 }
 
+static uint64_t
+stub_now_ns(struct vpd *d)
+{
+    (void) d;
+    fake_now_ns += 1000;
+    return fake_now_ns;
+}
+
 /* The daemon's entry points, as the channel sees them. */
 static const struct gch_ops stub_ops = {
     .hint = stub_hint,
+    .now_ns = stub_now_ns,
     .count_error = stub_count_error,
 };
 
@@ -274,6 +286,11 @@ test_handshake_and_ack(void **state)
     put(f, f->g1, GCH_T_IDLE, 2000);
     pump(f, 5);
     assert_int_equal(n_calls, 5);
+    /* Read together, so timed from the same reading of the owner's
+     * clock, a later one than the first hint's. */
+    assert_true(calls[0].read_ns > 0);
+    assert_true(calls[1].read_ns > calls[0].read_ns);
+    assert_true(calls[4].read_ns == calls[1].read_ns);
     assert_int_equal(calls[1].kind, VPD_HINT_LATENCY_END);
     assert_int_equal(calls[2].kind, VPD_HINT_BATCH);
     assert_int_equal(calls[3].kind, VPD_HINT_BOOST);

@@ -82,6 +82,48 @@ test_quantiles(void **state)
     assert_int_equal(histo_quantile_ns(&h, 0.5), 400 * MS);
 }
 
+/* The latest HISTO_RECENT samples give exact quantiles; older ones
+ * leave the window but stay in the buckets and the maximum. */
+static void
+test_recent(void **state)
+{
+    static struct histo h;
+    struct json_object *j, *v;
+
+    (void) state;
+    histo_reset(&h);
+    assert_int_equal(histo_recent_ns(&h, 0.5), 0);
+    /* 1..100 us in reverse order: nearest rank, whatever the order. */
+    for (int i = 100; i >= 1; i--) {
+        histo_add(&h, (uint64_t) i * US);
+    }
+    assert_int_equal(histo_recent_ns(&h, 0.5), 50 * US);
+    assert_int_equal(histo_recent_ns(&h, 0.99), 99 * US);
+    assert_int_equal(histo_recent_ns(&h, 1.0), 100 * US);
+    assert_int_equal(histo_recent_ns(&h, 0.001), 1 * US);
+    /* The bucket estimate is the bound above. */
+    assert_int_equal(histo_quantile_ns(&h, 0.5), 100 * US);
+    j = histo_to_json(&h);
+    assert_true(json_object_object_get_ex(j, "window", &v));
+    assert_int_equal(json_object_get_int64(v), 100);
+    assert_true(json_object_object_get_ex(j, "p99", &v));
+    assert_true(json_object_get_double(v) > 98.9e-6
+                && json_object_get_double(v) < 99.1e-6);
+    json_object_put(j);
+    /* A slow one, then a full window of fast ones pushes it out. */
+    histo_add(&h, 7 * MS);
+    for (int i = 0; i < HISTO_RECENT; i++) {
+        histo_add(&h, 200 * US);
+    }
+    assert_int_equal(histo_recent_ns(&h, 1.0), 200 * US);
+    assert_int_equal(h.max_ns, 7 * MS);
+    assert_int_equal(h.count, 101 + HISTO_RECENT);
+    j = histo_to_json(&h);
+    assert_true(json_object_object_get_ex(j, "window", &v));
+    assert_int_equal(json_object_get_int64(v), HISTO_RECENT);
+    json_object_put(j);
+}
+
 /* The exposition of status {"hint_apply_seconds": j}; caller frees. */
 static char *
 render(struct json_object *j)
@@ -149,6 +191,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_quantiles),
+        cmocka_unit_test(test_recent),
         cmocka_unit_test(test_exposition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
