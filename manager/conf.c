@@ -76,6 +76,9 @@ static const struct conf_directive directives[] = {
     U32("hint_rate", hint_rate, 1, 1000),
     FIELD("turbo", T_BOOL, use_turbo),
     FIELD("default_share_smt", T_BOOL, default_share_smt),
+    U32("model_error_pct", model_error_pct, 1, 1000),
+    U32("model_error_periods", model_error_periods, 1, 1000000),
+    FIELD("model_correction", T_BOOL, model_correction),
     { "include", T_INCLUDE, 0, 0, 0, 0 },
 };
 
@@ -100,6 +103,8 @@ conf_defaults(struct vpd_conf *c)
     c->hint_rate = 20;
     c->record_max_bytes = 64u << 20;
     c->default_share_smt = true;
+    c->model_error_pct = 10;
+    c->model_error_periods = 30;
 }
 
 static int load_file(struct vpd_conf *, const char *path, int depth,

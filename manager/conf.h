@@ -58,6 +58,10 @@ struct vpd_conf {
     /* share_smt of VMs without their own policy: false keeps each off
      * cores whose sibling threads run another VM's vCPUs. */
     bool default_share_smt;         /* default_share_smt yes */
+    /* The model against the whole-host meter (manager/modelcheck.h). */
+    uint32_t model_error_pct;       /* model_error_pct 10 */
+    uint32_t model_error_periods;   /* model_error_periods 30 */
+    bool model_correction;          /* model_correction no */
 };
 
 void conf_defaults(struct vpd_conf *);

@@ -13,6 +13,7 @@
 #include "manager/attrib.h"
 #include "manager/inputs/haltstats.h"
 #include "manager/log.h"
+#include "manager/modelcheck.h"
 #include "manager/util.h"
 #include "manager/vpd_types.h"
 
@@ -963,9 +964,12 @@ attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
     free(vmj);
 }
 
-/* The interval's estimated energy, its baseline and its split. */
+/* The interval's estimated energy, its baseline and the split of the
+ * host's energy: the meter's 'measured_j' where there is one (NULL:
+ * none), else the estimate. */
 static void
-account(struct vpd *d, uint64_t interval, uint64_t now)
+account(struct vpd *d, uint64_t interval, uint64_t now,
+        const double *measured_j)
 {
     struct cycle *cy = d->cyc;
     double dt = (double) interval / 1e9;
@@ -977,11 +981,11 @@ account(struct vpd *d, uint64_t interval, uint64_t now)
         double e = d->est_power_mw / 1000.0 * dt;
         double b = base / 1000.0 * dt;
 
-        d->host_energy_j += e;
+        d->host_energy_j += measured_j ? *measured_j : e;
         d->baseline_energy_j += b;
         /* Exported as a counter: never decreases. */
         d->saved_energy_j += b > e ? b - e : 0.0;
-        attribute_energy(d, e, interval);
+        attribute_energy(d, measured_j ? *measured_j : e, interval);
     }
     d->last_cycle_ns = now;
 }
@@ -1043,6 +1047,8 @@ cycle_run(struct vpd *d, bool sample)
     struct cycle *cy = d->cyc;
     struct pol_input in;
     uint64_t now = cycle_now_ns(d), interval;
+    double meter_j = 0;
+    bool measured;
 
     if (cy->in_cycle) {
         cy->kick_pending = true;
@@ -1064,11 +1070,17 @@ cycle_run(struct vpd *d, bool sample)
              * from it, and the energy estimate below uses it too. */
             busy_estimate(d);
         }
+        /* The period just ended against the meter, before deciding:
+         * a corrected model is what this decision uses. */
+        measured = sampled && d->mchk
+                   && mchk_run(d->mchk, now, cy->have_plan ? d->applied
+                                                           : NULL,
+                               cy->busy_ppm, &d->model, &meter_j);
         if (decide_apply(d, &in) < 0) {
             break;
         }
         if (sample) {
-            account(d, interval, now);
+            account(d, interval, now, measured ? &meter_j : NULL);
         }
         if (cy->hooks.decided) {
             cy->hooks.decided(cy->hooks.aux, &in, cy->vm_of, sampled,

@@ -25,6 +25,7 @@ struct gch_conn;
 struct ctl_server;
 struct cycle;
 struct meter_list;
+struct mchk;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -154,6 +155,10 @@ struct vpd {
                                      * conf.powercap_root and hwmon_root
                                      * (manager/drivers/meter.h), for
                                      * status; NULL outside vpd_start(). */
+    struct mchk *mchk;              /* The model checked against the
+                                     * whole-host meter each sampled
+                                     * period (manager/modelcheck.h);
+                                     * NULL without a meter.  Owned. */
 };
 
 #endif /* manager/vpd_types.h */
