@@ -49,3 +49,8 @@ tests_sim_test_smt_SOURCES = tests/sim/test-smt.c tests/sim/check.h \
 	tests/sim/server-model.h
 tests_sim_test_smt_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_smt_LDADD = $(SIM_LDADD)
+
+# vpower-sim --true-model and --model-correction: a wrong model made by
+# wrong-model.sh, checked against the simulated host's meter.
+dist_check_SCRIPTS += tests/sim/test-true-model.sh tests/sim/wrong-model.sh
+TESTS += tests/sim/test-true-model.sh
