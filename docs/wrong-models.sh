@@ -33,7 +33,9 @@ run() {
         > "$tmp/out" 2> /dev/null
     awk -v p="$pol" '
         $1 == p && $2 ~ /^[0-9]+$/ { e = $2; u = $6 }
-        /over the same periods: error/ { sub(/.*error /, ""); sub(/ %.*/, ""); err = $0 }
+        /over the same periods: error/ {
+            sub(/.*error /, ""); sub(/ %.*/, ""); err = $0
+        }
         END { print e, u, (err == "" ? "-" : err) }' "$tmp/out"
 }
 # cell ENERGY UNMET REF: "0.973" or "0.973 (1.2 % unmet)"
@@ -42,10 +44,15 @@ cell() {
         printf "%.3f", e / r; if (u > 0.1) printf " (%.1f %% unmet)", u }'
 }
 
-echo "| trace | wrong model | vpower, wrong model | with correction | vpower, true model | schedutil (J) | model error, uncorrected / corrected |"
+printf '%s\n' "| trace | wrong model | vpower, wrong model | with correction |\
+ vpower, true model | schedutil (J) | model error, uncorrected / corrected |" |
+    tr -d '\n'
+echo
 echo "|---|---|---|---|---|---|---|"
-for t in "PlanetLab 20110303, 100 VMs|--trace $traces/planetlab-cloudsim/20110303 --vms 100" \
-         "Bitbrains, 20 VMs / 44 vCPUs|--trace $traces/bitbrains-gwa-t-12-rnd-2013-7"; do
+pl=$traces/planetlab-cloudsim/20110303
+bb=$traces/bitbrains-gwa-t-12-rnd-2013-7
+for t in "PlanetLab 20110303, 100 VMs|--trace $pl --vms 100" \
+         "Bitbrains, 20 VMs / 44 vCPUs|--trace $bb"; do
     label=${t%%|*}
     args=${t#*|}
     set -- $(run schedutil --model "$xeon" $args)
@@ -54,11 +61,13 @@ for t in "PlanetLab 20110303, 100 VMs|--trace $traces/planetlab-cloudsim/2011030
     true_cell=$(cell "$1" "$2" "$ref")
     for kind in idle2x uncore25 flatv turbo30; do
         sh tests/sim/wrong-model.sh "$kind" "$xeon" > "$tmp/$kind.model"
-        set -- $(run vpower --model "$tmp/$kind.model" --true-model "$xeon" $args)
+        set -- $(run vpower --model "$tmp/$kind.model" --true-model "$xeon" \
+                     $args)
         wrong_cell=$(cell "$1" "$2" "$ref") err_w=$3
         set -- $(run vpower --model "$tmp/$kind.model" --true-model "$xeon" \
                      --model-correction $args)
         corr_cell=$(cell "$1" "$2" "$ref") err_c=$3
-        echo "| $label | $kind | $wrong_cell | $corr_cell | $true_cell | $ref | $err_w % / $err_c % |"
+        echo "| $label | $kind | $wrong_cell | $corr_cell | $true_cell |" \
+            "$ref | $err_w % / $err_c % |"
     done
 done
