@@ -63,6 +63,17 @@ lt "$(absdiff "$err_corr" 0)" 5 || fail "corrected error $err_corr %"
 lt "$(absdiff "$e_corr" "$e_true")" "$(absdiff "$e_wrong" "$e_true")" ||
     fail "corrected $e_corr J not closer to $e_true J than $e_wrong J"
 
+# The JSON report carries the same check.
+"$sim" --trace "$src/tests/sim/data/pl-ok" --hours 2 --threads 1 --json \
+    --model "$wrong" --true-model "$true_m" --model-correction \
+    > "$tmp/out.json" 2> /dev/null || fail "--json run"
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["model_check"]
+sys.exit(not (c["hosts_correcting"] == 1 and abs(c["error_pct"]) < 5
+              and c["original_error_pct"] > 30))
+' "$tmp/out.json" || fail "JSON model_check: $(grep -A9 model_check "$tmp/out.json")"
+
 # Refusals.
 "$sim" --model "$wrong" --trace "$src/tests/sim/data/pl-ok" --hours 1 \
     --model-correction > /dev/null 2> "$tmp/err"
