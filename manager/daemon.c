@@ -439,7 +439,6 @@ open_model_check(struct vpd *d)
     }
     d->mchk = mchk_create(&d->model, m, c.scope == METER_SCOPE_PLATFORM,
                           &mc);
-    d->energy_source = "meter";
     LOG_INFO("checking the model against meter %s each period (off by "
              "more than %" PRIu32 " %% for %" PRIu32 " periods warns%s)",
              m->info.name, mc.bound_pct, mc.periods,

@@ -212,7 +212,6 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
 
         d->mchk = mchk_create(&d->model, simhost_meter_create(vi->h), true,
                               &mc);
-        d->energy_source = "meter";
     }
     cycle_create(d, &clock, &hooks);
     for (unsigned c = 0; c < d->n_cpus; c++) {

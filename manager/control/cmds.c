@@ -310,6 +310,7 @@ status_result(struct vpd *d)
     struct json_object *doms = json_object_new_array();
     unsigned n_active = 0, n_parked = 0, n_offline = 0;
     uint64_t now = clk_now_ns();
+    bool measured = d->mchk && mchk_stats(d->mchk)->periods > 0;
 
     add_str(r, "version", PACKAGE_VERSION);
     add_dbl(r, "uptime_seconds",
@@ -321,11 +322,14 @@ status_result(struct vpd *d)
     add_str(r, "override", d->override_performance ? "performance" : "off");
     add_dbl(r, "period_seconds", period_seconds(d));
     add_u64(r, "decisions_total", d->n_decisions);
-    add_dbl(r, "power_watts", d->mchk ? mchk_stats(d->mchk)->meter_w
-                                      : d->est_power_mw / 1000.0);
+    /* Measured once the meter has given a period (a meter that cannot
+     * be read leaves the estimate in place). */
+    add_dbl(r, "power_watts", measured ? mchk_stats(d->mchk)->meter_w
+                                       : d->est_power_mw / 1000.0);
     add_dbl(r, "model_power_watts", d->est_power_mw / 1000.0);
-    add_str(r, "energy_source", d->energy_source ? d->energy_source
-                                                 : "model");
+    add_str(r, "energy_source", measured ? "meter"
+                                : d->energy_source ? d->energy_source
+                                                   : "model");
     add_dbl(r, "energy_joules", d->host_energy_j);
     add_dbl(r, "baseline_energy_joules", d->baseline_energy_j);
     /* Accumulated per interval as max(0, baseline - actual) by the

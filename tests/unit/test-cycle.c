@@ -335,14 +335,17 @@ test_day(void **state)
  * measured: exactly what the model check compares with. */
 static struct pol_model truth;
 static uint64_t oracle_uj, oracle_ns;
+static int oracle_fail;           /* Negative errno every read returns. */
 
 static int
 oracle_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
               size_t errlen)
 {
     (void) m;
-    (void) err;
-    (void) errlen;
+    if (oracle_fail) {
+        snprintf(err, errlen, "oracle: %s", strerror(-oracle_fail));
+        return oracle_fail;
+    }
     if (oracle_ns && d.applied) {
         oracle_uj += (uint64_t) pol_energy_power_mw(&truth, d.applied,
                                                     d.cyc->busy_ppm)
@@ -437,6 +440,34 @@ test_meter_attribution(void **state)
     teardown_meter();
 }
 
+/* A meter that cannot be read: counted, nothing compared, and the VMs
+ * are charged the estimate, which they still sum to. */
+static void
+test_meter_unreadable(void **state)
+{
+    struct mchk_conf conf = { .bound_pct = 10, .periods = 5,
+                              .correct = true };
+    const struct mchk_stats *st;
+    double sum = 0;
+
+    (void) state;
+    oracle_fail = -EACCES;
+    setup_meter(&conf);
+    run_meter(3);
+    oracle_fail = 0;
+    st = mchk_stats(d.mchk);
+    assert_int_equal(st->periods, 0);
+    assert_true(st->read_errors > 0);
+    assert_false(st->correcting);
+    assert_true(d.host_energy_j > 0);
+    for (struct vpd_vm *vm = d.vms; vm; vm = vm->next) {
+        sum += vm->energy_j;
+    }
+    sum += d.unattributed_energy_j;
+    assert_true(fabs(sum - d.host_energy_j) <= 0.001 * d.host_energy_j);
+    teardown_meter();
+}
+
 /* Off beyond the bound for the configured periods: one warning; without
  * model_correction the model stays as loaded and the error stays. */
 static void
@@ -515,6 +546,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_day),
         cmocka_unit_test(test_meter_attribution),
+        cmocka_unit_test(test_meter_unreadable),
         cmocka_unit_test(test_meter_warns),
         cmocka_unit_test(test_meter_corrects),
     };
