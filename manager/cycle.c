@@ -919,7 +919,7 @@ static void
 attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
 {
     struct attrib_vcpu *av;
-    double *vmj;
+    double *vmj, *vmb;
     struct attrib_input ai;
     struct attrib_result ar;
     size_t k = 0, vi = 0, total = 0;
@@ -930,6 +930,7 @@ attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
     }
     av = XNEWARRAY(struct attrib_vcpu, total ? total : 1);
     vmj = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
+    vmb = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
     for (vm = d->vms; vm; vm = vm->next, vi++) {
         for (unsigned j = 0; j < vm->n_vcpus; j++) {
             const struct vpd_vcpu *vc = &vm->vcpus[j];
@@ -953,15 +954,17 @@ attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
     ai.vcpus = av;
     ai.n_vcpus = k;
     ai.host_joules = joules;
-    if (attrib_split(&ai, vmj, &ar) == 0) {
+    if (attrib_split_parts(&ai, vmj, vmb, &ar) == 0) {
         vi = 0;
         for (vm = d->vms; vm; vm = vm->next, vi++) {
             vm->energy_j += vmj[vi];
+            vm->energy_busy_j += vmb[vi];
         }
         d->unattributed_energy_j += ar.host_joules;
     }
     free(av);
     free(vmj);
+    free(vmb);
 }
 
 /* The interval's estimated energy, its baseline and the split of the

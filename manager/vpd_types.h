@@ -64,7 +64,11 @@ struct vpd_vm {
     uint64_t hints_total[VPD_N_HINTS];
     uint64_t hints_rejected;        /* Malformed, rate-limited, invalid. */
     char last_hint[128];            /* Human text of the last hint. */
-    double energy_j;                /* Attributed estimated energy. */
+    double energy_j;                /* Attributed energy (measured with a
+                                     * meter, else estimated). */
+    double energy_busy_j;           /* Of which its own busy work; the
+                                     * rest keeps cores awake for it
+                                     * (manager/attrib.h). */
     enum pol_reason reason;         /* From the last plan. */
     struct gch_conn *gch;           /* Guest channel, NULL if none. */
     bool migr_frozen;               /* A live migration job runs on it

@@ -469,6 +469,8 @@ vm_result(const struct vpd_vm *vm)
     add_dbl(o, "busy_seconds", busy);
     add_dbl(o, "ready_seconds", ready);
     add_dbl(o, "energy_joules", vm->energy_j);
+    add_dbl(o, "energy_busy_joules", vm->energy_busy_j);
+    add_dbl(o, "energy_static_joules", vm->energy_j - vm->energy_busy_j);
     add_dbl(o, "load_pct", load);
     add_dbl(o, "ready_pct", ready_pct);
     for (unsigned i = 0; i < VPD_N_HINTS; i++) {

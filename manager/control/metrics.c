@@ -140,6 +140,11 @@ static const struct fam F_VM_READY = { "vpower_vm_ready_seconds_total", C,
 static const struct fam F_VM_ENERGY = { "vpower_vm_energy_joules_total", C,
     "Host energy attributed to the domain; domain=\"_host\" carries what "
     "no domain is charged for, so the series sum to the host total." };
+static const struct fam F_VM_ENERGY_PART = {
+    "vpower_vm_energy_part_joules_total", C,
+    "The domain's attributed energy in two parts: part=\"busy\", its own "
+    "work at the operating points it ran at; part=\"static\", its share "
+    "of keeping awake the cores it may use (idle, uncore, platform)." };
 static const struct fam F_VM_LOAD = { "vpower_vm_load_ratio", G,
     "Recent load of the domain's vCPUs (vpowerctl's load_pct / 100)." };
 static const struct fam F_VM_READY_R = { "vpower_vm_ready_ratio", G,
@@ -764,6 +769,17 @@ render_vms(struct rctx *r, struct json_object *list, struct json_object *s)
     }
     if (!vms) {
         return;
+    }
+    FOR_VM(vm, vms) {
+        const char *l[10];
+
+        vm_labels(vm, l);
+        l[6] = "part";
+        l[7] = "busy";
+        l[8] = NULL;
+        num_sample(r, &F_VM_ENERGY_PART, vm, "energy_busy_joules", l, 1);
+        l[7] = "static";
+        num_sample(r, &F_VM_ENERGY_PART, vm, "energy_static_joules", l, 1);
     }
     vm_family(r, vms, &F_VM_LOAD, "load_pct", 0.01);
     vm_family(r, vms, &F_VM_READY_R, "ready_pct", 0.01);

@@ -435,6 +435,11 @@ test_meter_attribution(void **state)
     m1 = st->meter_j;
     assert_true(m1 - m0 > 0);
     assert_true(fabs((vm1 - vm0) - (m1 - m0)) <= 0.001 * (m1 - m0));
+    /* Each VM's busy part is within its share. */
+    for (vm = d.vms; vm; vm = vm->next) {
+        assert_true(vm->energy_busy_j >= 0);
+        assert_true(vm->energy_busy_j <= vm->energy_j + 1e-9);
+    }
     /* The model, not told of the doubled idle power, is well below. */
     assert_true(st->model_j < 0.9 * st->meter_j);
     teardown_meter();

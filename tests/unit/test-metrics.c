@@ -451,6 +451,26 @@ test_model_check(void **unused)
     free(t);
 }
 
+/* Each VM's energy in its two parts (manager/attrib.h). */
+static void
+test_energy_parts(void **unused)
+{
+    char *t = render("{}", "{\"vms\":[{\"name\":\"a\",\"uuid\":\"u\","
+                     "\"policy\":\"balanced\",\"energy_joules\":10,"
+                     "\"energy_busy_joules\":6.5,"
+                     "\"energy_static_joules\":3.5}]}", true, NULL);
+
+    (void) unused;
+    assert_true(check_exposition(t) > 3);
+    assert_true(has_line(t, "vpower_vm_energy_part_joules_total{domain=\"a\","
+                         "uuid=\"u\",policy=\"balanced\",part=\"busy\"} "
+                         "6.5"));
+    assert_true(has_line(t, "vpower_vm_energy_part_joules_total{domain=\"a\","
+                         "uuid=\"u\",policy=\"balanced\",part=\"static\"} "
+                         "3.5"));
+    free(t);
+}
+
 static void
 test_daemon_down(void **unused)
 {
@@ -657,6 +677,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_render),
         cmocka_unit_test(test_model_check),
+        cmocka_unit_test(test_energy_parts),
         cmocka_unit_test(test_daemon_down),
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_escape_label),
