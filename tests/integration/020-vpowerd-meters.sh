@@ -11,7 +11,8 @@
 # listed; with only the hwmon tree, no RAPL zone is.  So each directive
 # changes what is found.  Then the model against a meter whose counters
 # a helper advances: model_correction no warns and keeps the model, yes
-# decides with a rescaled one whose error is small.
+# decides with a rescaled one whose error is small, and model_error_pct
+# above the error neither warns nor corrects.
 set -eu
 
 T=$(basename "$0" .sh)
@@ -102,9 +103,12 @@ advance() {  # advance FILE UW: the counter at UW microwatts from now on
         sleep 0.05
     done
 }
-# check CORRECTION: vpowerd with the counters moving; its status in
-# $VPD_TMP/status and status.json.
+# check CORRECTION [PCT]: vpowerd with the counters moving and
+# model_error_pct PCT (10); its status in $VPD_TMP/status and
+# status.json.  Expects one warning, or none with a PCT above the error.
 check() {
+    local pct=${2:-10} warn=1
+    [ "$pct" -ge 90 ] && warn=0
     cat > "$VPD_TMP/vpowerd.conf" <<EOD
 period_ms 1000
 max_period_ms 1000
@@ -112,7 +116,7 @@ journal $VPD_TMP/journal
 control_socket $VPD_TMP/vpowerd.sock
 powercap_root $pc
 hwmon_root $VPD_TMP/empty
-model_error_pct 10
+model_error_pct $pct
 model_error_periods 3
 model_correction $1
 EOD
@@ -120,16 +124,18 @@ EOD
     advance "$pc/intel-rapl:0:0/energy_uj" 1000000 & A2=$!
     vpd_start "$VPD_TMP/vpowerd.log" --config "$VPD_TMP/vpowerd.conf" \
         --driver=dummy --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx"
-    vpd_wait_log "$VPD_TMP/vpowerd.log" "energy model is off" 20 ||
-        fail "model_correction $1: no warning: $(tail -3 "$VPD_TMP/vpowerd.log")"
+    if [ "$warn" = 1 ]; then
+        vpd_wait_log "$VPD_TMP/vpowerd.log" "energy model is off" 20 ||
+            fail "model_correction $1: no warning: $(tail -3 "$VPD_TMP/vpowerd.log")"
+    fi
     sleep 5
     "$CTL" status > "$VPD_TMP/status" || fail "vpowerctl status failed"
     "$CTL" --json status > "$VPD_TMP/status.json" || fail "status --json failed"
     vpd_stop
     kill "$A1" "$A2"; wait "$A1" "$A2" 2>/dev/null || true
     [ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC"
-    [ "$(grep -c 'energy model is off' "$VPD_TMP/vpowerd.log")" = 1 ] ||
-        fail "model_correction $1: warned more than once"
+    [ "$(grep -c 'energy model is off' "$VPD_TMP/vpowerd.log")" = "$warn" ] ||
+        fail "model_correction $1, model_error_pct $pct: not $warn warning(s)"
 }
 # num KEY: model_check.KEY of the last status.json.
 num() {
@@ -155,3 +161,8 @@ below "$e_orig" -0.3 || fail "correction on: original error $e_orig"
 below "${e_on#-}" 0.15 || fail "correction on: error $e_on, expected within 15 %"
 [ "$(num correcting)" = True ] || fail "correction on: not correcting"
 log "model_correction yes: model error $e_on (as loaded $e_orig)"
+
+check yes 90
+has "^Correction: +on, not needed yet; fit busy x" "model_error_pct 90"
+[ "$(num correcting)" = False ] || fail "model_error_pct 90: correcting"
+log "model_error_pct 90: the same model error $(num error_ratio) neither warns nor corrects"
