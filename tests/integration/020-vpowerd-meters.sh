@@ -131,6 +131,13 @@ EOD
     sleep 5
     "$CTL" status > "$VPD_TMP/status" || fail "vpowerctl status failed"
     "$CTL" --json status > "$VPD_TMP/status.json" || fail "status --json failed"
+    python3 "$VPD_SRCDIR/tests/cli/check-schema.py" \
+        "$VPD_SRCDIR/docs/schema/status.json" "$VPD_TMP/status.json" ||
+        fail "status with a model check does not match docs/schema/status.json"
+    "$CTL" --json list > "$VPD_TMP/list.json" || fail "list --json failed"
+    python3 "$VPD_SRCDIR/tests/cli/check-schema.py" \
+        "$VPD_SRCDIR/docs/schema/list.json" "$VPD_TMP/list.json" ||
+        fail "list does not match docs/schema/list.json"
     vpd_stop
     kill "$A1" "$A2"; wait "$A1" "$A2" 2>/dev/null || true
     [ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC"
