@@ -23,6 +23,11 @@
  * not. */
 #define RIDGE 1e-4
 
+/* The least 1 - cos^2 of the angle between the intervals' busy and
+ * static energies for which the two scales are fitted apart; below it,
+ * both are the common scale. */
+#define SEPARABLE 1e-3
+
 void
 pol_correct_init(struct pol_correct *c)
 {
@@ -72,7 +77,10 @@ pol_correct_update(struct pol_correct *c, double busy_j, double static_j,
     r1 = c->sbm + RIDGE * c->sbb * k;
     r2 = c->ssm + RIDGE * c->sss * k;
     det = a11 * a22 - a12 * a12;
-    if (!(det > 0)) {
+    /* det / (a11 a22) is 1 - cos^2 of the angle between the busy and
+     * static series: near 0 they move together, and the split between
+     * the scales would follow the meter's noise. */
+    if (!(det > SEPARABLE * a11 * a22)) {
         c->busy_scale = c->idle_scale = k;
         return true;
     }

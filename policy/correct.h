@@ -12,10 +12,10 @@
  * with both scales applied.  The fit is always made against the
  * uncorrected model's parts, so applying it feeds nothing back into it.
  *
- * When the load never changes the ratio of busy to static energy, the
- * two scales cannot be told apart: a small ridge term pulls both
- * towards the one common scale (meter / model) then, which is the
- * least-squares answer the data can support.  Pure arithmetic: no I/O,
+ * When the load hardly changes the ratio of busy to static energy, the
+ * two scales cannot be told apart: both are then the one common scale
+ * (meter / model), the least-squares answer the data supports; a small
+ * ridge term pulls a barely separable fit the same way.  Pure arithmetic: no I/O,
  * no clock, the state is the caller's. */
 
 #ifndef VPOWER_POLICY_CORRECT_H
