@@ -151,12 +151,20 @@ int
 attrib_split(const struct attrib_input *in, double *vm_joules,
              struct attrib_result *res)
 {
+    return attrib_split_parts(in, vm_joules, NULL, res);
+}
+
+int
+attrib_split_parts(const struct attrib_input *in, double *vm_joules,
+                   double *vm_busy_joules, struct attrib_result *res)
+{
     double e, b = 0, e_busy, r, host;
     struct cpuset *held;
     size_t *kind;
     double *share;
 
     zero_out(in, vm_joules, res);
+    zero_out(in, vm_busy_joules, NULL);
     if (!in || !in->model || !in->interval_ns
         || (in->n_vms && !vm_joules) || (in->n_vcpus && !in->vcpus)) {
         return -EINVAL;
@@ -198,6 +206,9 @@ attrib_split(const struct attrib_input *in, double *vm_joules,
             vm_joules[vm] *= k;
         }
     }
+    for (size_t vm = 0; vm_busy_joules && vm < in->n_vms; vm++) {
+        vm_busy_joules[vm] = vm_joules[vm];
+    }
 
     /* Rule 2. */
     r = e - e_busy;
@@ -209,6 +220,7 @@ attrib_split(const struct attrib_input *in, double *vm_joules,
         free(kind);
         free(share);
         zero_out(in, vm_joules, res);
+        zero_out(in, vm_busy_joules, NULL);
         return -ENOMEM;
     }
     host = split_static(in, r, vm_joules, held, kind, share);

@@ -77,4 +77,12 @@ struct attrib_result {
 int attrib_split(const struct attrib_input *in, double *vm_joules,
                  struct attrib_result *res);
 
+/* The same, and each VM's busy part (rule 1: its own work at its
+ * operating points) into 'vm_busy_joules' (caller-owned, room for
+ * in->n_vms, or NULL); the rest of its share, vm_joules - vm_busy_joules,
+ * is its part of keeping cores awake (rule 2).  On error every output
+ * is 0. */
+int attrib_split_parts(const struct attrib_input *in, double *vm_joules,
+                       double *vm_busy_joules, struct attrib_result *res);
+
 #endif /* manager/attrib.h */

@@ -86,6 +86,9 @@ static const struct conf_directive directives[] = {
     STR("housekeeping_workqueue_mask", T_PATH, hk_wq_path),
     STR("housekeeping_run_root", T_PATH, hk_run_root),
     U32("housekeeping_spread_pressure_pct", hk_spread_pressure_pct, 1, 100),
+    U32("model_error_pct", model_error_pct, 1, 1000),
+    U32("model_error_periods", model_error_periods, 1, 1000000),
+    FIELD("model_correction", T_BOOL, model_correction),
     { "include", T_INCLUDE, 0, 0, 0, 0 },
 };
 
@@ -117,6 +120,8 @@ conf_defaults(struct vpd_conf *c)
     strcpy(c->hk_wq_path, "/sys/devices/virtual/workqueue/cpumask");
     strcpy(c->hk_run_root, "/run");
     c->hk_spread_pressure_pct = 10;
+    c->model_error_pct = 10;
+    c->model_error_periods = 30;
 }
 
 static int load_file(struct vpd_conf *, const char *path, int depth,

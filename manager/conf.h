@@ -84,6 +84,10 @@ struct vpd_conf {
                                      * exists) */
     uint32_t hk_spread_pressure_pct;/* housekeeping_spread_pressure_pct
                                      * 10 */
+    /* The model against the whole-host meter (manager/modelcheck.h). */
+    uint32_t model_error_pct;       /* model_error_pct 10 */
+    uint32_t model_error_periods;   /* model_error_periods 30 */
+    bool model_correction;          /* model_correction no */
 };
 
 void conf_defaults(struct vpd_conf *);

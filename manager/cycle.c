@@ -14,6 +14,7 @@
 #include "manager/hkset.h"
 #include "manager/inputs/haltstats.h"
 #include "manager/log.h"
+#include "manager/modelcheck.h"
 #include "manager/util.h"
 #include "manager/vpd_types.h"
 
@@ -923,7 +924,7 @@ static void
 attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
 {
     struct attrib_vcpu *av;
-    double *vmj;
+    double *vmj, *vmb;
     struct attrib_input ai;
     struct attrib_result ar;
     size_t k = 0, vi = 0, total = 0;
@@ -934,6 +935,7 @@ attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
     }
     av = XNEWARRAY(struct attrib_vcpu, total ? total : 1);
     vmj = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
+    vmb = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
     for (vm = d->vms; vm; vm = vm->next, vi++) {
         for (unsigned j = 0; j < vm->n_vcpus; j++) {
             const struct vpd_vcpu *vc = &vm->vcpus[j];
@@ -957,20 +959,25 @@ attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
     ai.vcpus = av;
     ai.n_vcpus = k;
     ai.host_joules = joules;
-    if (attrib_split(&ai, vmj, &ar) == 0) {
+    if (attrib_split_parts(&ai, vmj, vmb, &ar) == 0) {
         vi = 0;
         for (vm = d->vms; vm; vm = vm->next, vi++) {
             vm->energy_j += vmj[vi];
+            vm->energy_busy_j += vmb[vi];
         }
         d->unattributed_energy_j += ar.host_joules;
     }
     free(av);
     free(vmj);
+    free(vmb);
 }
 
-/* The interval's estimated energy, its baseline and its split. */
+/* The interval's estimated energy, its baseline and the split of the
+ * host's energy: the meter's 'measured_j' where there is one (NULL:
+ * none), else the estimate. */
 static void
-account(struct vpd *d, uint64_t interval, uint64_t now)
+account(struct vpd *d, uint64_t interval, uint64_t now,
+        const double *measured_j)
 {
     struct cycle *cy = d->cyc;
     double dt = (double) interval / 1e9;
@@ -982,11 +989,11 @@ account(struct vpd *d, uint64_t interval, uint64_t now)
         double e = d->est_power_mw / 1000.0 * dt;
         double b = base / 1000.0 * dt;
 
-        d->host_energy_j += e;
+        d->host_energy_j += measured_j ? *measured_j : e;
         d->baseline_energy_j += b;
         /* Exported as a counter: never decreases. */
         d->saved_energy_j += b > e ? b - e : 0.0;
-        attribute_energy(d, e, interval);
+        attribute_energy(d, measured_j ? *measured_j : e, interval);
     }
     d->last_cycle_ns = now;
 }
@@ -1072,6 +1079,8 @@ cycle_run(struct vpd *d, bool sample)
     struct cycle *cy = d->cyc;
     struct pol_input in;
     uint64_t now = cycle_now_ns(d), interval;
+    double meter_j = 0;
+    bool measured;
 
     if (cy->in_cycle) {
         cy->kick_pending = true;
@@ -1093,11 +1102,17 @@ cycle_run(struct vpd *d, bool sample)
              * from it, and the energy estimate below uses it too. */
             busy_estimate(d);
         }
+        /* The period just ended against the meter, before deciding:
+         * a corrected model is what this decision uses. */
+        measured = sampled && d->mchk
+                   && mchk_run(d->mchk, now, cy->have_plan ? d->applied
+                                                           : NULL,
+                               cy->busy_ppm, &d->model, &meter_j);
         if (decide_apply(d, &in) < 0) {
             break;
         }
         if (sample) {
-            account(d, interval, now);
+            account(d, interval, now, measured ? &meter_j : NULL);
         }
         if (cy->hooks.decided) {
             cy->hooks.decided(cy->hooks.aux, &in, cy->vm_of, sampled,

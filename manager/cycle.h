@@ -8,12 +8,15 @@
  * driver, folds the deltas into each vCPU's load history
  * (pol_load_update), builds the policy input, asks pol_decide() for a
  * plan, executes the difference to what is in force (pol_plan_diff)
- * through the drivers, and attributes the interval's estimated energy to
- * the VMs.  It touches the world only through the driver tables of the
- * 'struct vpd' it runs on (manager/drivers/drv.h), reads time only from the
- * clock its caller hands in, and reaches everything else (finer vCPU
- * counters, measured frequency, thermal caps, the journal, the record)
- * through optional hooks.  So vpowerd (libvirt and sysfs drivers, the
+ * through the drivers, and attributes the interval's energy to the VMs:
+ * measured where 'struct vpd' has a whole-host meter, whose check of the
+ * model (manager/modelcheck.h) runs before the decision so that a
+ * corrected model is what decides; else estimated.  It touches the world
+ * only through the driver tables of the 'struct vpd' it runs on
+ * (manager/drivers/drv.h and the meter's, manager/drivers/meter.h),
+ * reads time only from the clock its caller hands in, and reaches
+ * everything else (finer vCPU counters, measured frequency, thermal
+ * caps, the journal, the record) through optional hooks.  So vpowerd (libvirt and sysfs drivers, the
  * monotonic clock), the simulator (drivers backed by its execution
  * model, a virtual clock), the replay of a recording (drivers answering
  * from it, sim/replayhost.h) and the unit tests (dummy drivers) run the

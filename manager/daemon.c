@@ -25,6 +25,7 @@
 #include "manager/cycle.h"
 #include "manager/inputs/freqsrc.h"
 #include "manager/drivers/meter.h"
+#include "manager/modelcheck.h"
 #include "manager/drivers/sysfs.h"
 #include "manager/guestchan.h"
 #include "manager/hkopen.h"
@@ -410,6 +411,41 @@ find_meters(struct vpd *d)
     d->meters = XNEW(struct meter_list);
     meter_discover(&roots, d->meters);
     meter_log_list(d->meters);
+}
+
+/* Checks the model against the whole-host meter, if there is one
+ * (manager/modelcheck.h); the meter's energy is then what the VMs are
+ * charged. */
+static void
+open_model_check(struct vpd *d)
+{
+    struct meter_choice c;
+    struct mchk_conf mc = {
+        .bound_pct = d->conf.model_error_pct,
+        .periods = d->conf.model_error_periods,
+        .correct = d->conf.model_correction,
+    };
+    char err[METER_ERR_LEN];
+    struct meter *m;
+
+    if (!d->meters || meter_choose_host(d->meters, &c) < 0) {
+        if (d->conf.model_correction) {
+            LOG_WARN("model_correction: no whole-host meter, so the model "
+                     "is neither checked nor corrected");
+        }
+        return;
+    }
+    m = meter_host_open(d->meters, &c, err, sizeof err);
+    if (!m) {
+        LOG_WARN("whole-host meter: %s; the model is not checked", err);
+        return;
+    }
+    d->mchk = mchk_create(&d->model, m, c.scope == METER_SCOPE_PLATFORM,
+                          &mc);
+    LOG_INFO("checking the model against meter %s each period (off by "
+             "more than %" PRIu32 " %% for %" PRIu32 " periods warns%s)",
+             m->info.name, mc.bound_pct, mc.periods,
+             mc.correct ? " and corrects it" : "");
 }
 
 /* ---- Live migration (manager/migration.h) -------------------------- */
@@ -901,6 +937,7 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         return -EINVAL;
     }
     open_inputs(d);
+    open_model_check(d);
     if (d->conf.record_path[0]) {
         char src[300];
 
@@ -1008,6 +1045,8 @@ vpd_stop(struct vpd *d)
     hkset_destroy(d->hks);
     d->hks = NULL;
     cycle_destroy(d);
+    mchk_destroy(d->mchk);
+    d->mchk = NULL;
     if (d->meters) {
         meter_list_clear(d->meters);
         free(d->meters);

@@ -26,6 +26,7 @@ struct ctl_server;
 struct cycle;
 struct meter_list;
 struct hkset;
+struct mchk;
 
 enum vpd_hint_kind {
     VPD_HINT_LATENCY_BEGIN, VPD_HINT_LATENCY_END, VPD_HINT_BATCH,
@@ -64,7 +65,11 @@ struct vpd_vm {
     uint64_t hints_total[VPD_N_HINTS];
     uint64_t hints_rejected;        /* Malformed, rate-limited, invalid. */
     char last_hint[128];            /* Human text of the last hint. */
-    double energy_j;                /* Attributed estimated energy. */
+    double energy_j;                /* Attributed energy (measured with a
+                                     * meter, else estimated). */
+    double energy_busy_j;           /* Of which its own busy work; the
+                                     * rest keeps cores awake for it
+                                     * (manager/attrib.h). */
     enum pol_reason reason;         /* From the last plan. */
     struct gch_conn *gch;           /* Guest channel, NULL if none. */
     bool migr_frozen;               /* A live migration job runs on it
@@ -158,6 +163,10 @@ struct vpd {
     struct hkset *hks;              /* Host work follows the active set
                                      * (manager/hkset.h); NULL: no
                                      * housekeeping. */
+    struct mchk *mchk;              /* The model checked against the
+                                     * whole-host meter each sampled
+                                     * period (manager/modelcheck.h);
+                                     * NULL without a meter.  Owned. */
 };
 
 #endif /* manager/vpd_types.h */

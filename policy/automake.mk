@@ -8,6 +8,7 @@ policy_libvpowerpolicy_a_SOURCES = \
 	policy/load.c \
 	policy/plan.c \
 	policy/energy.c \
+	policy/correct.c policy/correct.h \
 	policy/state.c policy/state.h \
 	policy/level.c \
 	policy/own.c \

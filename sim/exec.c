@@ -872,7 +872,7 @@ exec_step(struct exec_host *h, const float *demand)
             active++;
         }
     }
-    mw = pol_energy_power_mw(m, p, h->busy_ppm);
+    mw = pol_energy_power_mw(h->energy_m ? h->energy_m : m, p, h->busy_ppm);
     h->energy_j += mw / 1000.0;
     h->last_power_w = mw / 1000.0;
     h->last_active = active;

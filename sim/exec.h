@@ -61,6 +61,11 @@ struct exec_halt;
 
 struct exec_host {
     const struct pol_model *m;
+    const struct pol_model *energy_m; /* Charges the energy when not NULL
+                                   * (vpower-sim --true-model: the host's
+                                   * real powers, which the policies'
+                                   * model 'm' may get wrong); same
+                                   * topology as 'm'. */
     size_t n_vms, n_vcpus;
     struct pol_plan *plan;        /* Applied plan, effective freqs. */
     int8_t *pol_idle_limit;       /* [n_cpus] the plan's own limits. */

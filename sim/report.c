@@ -692,6 +692,26 @@ report_json(FILE *f, const struct report_info *ri,
         json_object_object_add(root, "vpower_all_balanced_unmet_pct",
                                num(ri->balanced_unmet_pct));
     }
+    if (res->check.ran) {
+        const struct sim_model_check *c = &res->check;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "meter_j", num(c->meter_j));
+        json_object_object_add(o, "model_j", num(c->model_j));
+        json_object_object_add(o, "error_pct",
+                               num(c->meter_j > 0 ? 100.0 * (c->model_j
+                                                             - c->meter_j)
+                                                    / c->meter_j : 0.0));
+        json_object_object_add(o, "original_error_pct",
+                               num(c->orig_error_pct));
+        json_object_object_add(o, "busy_scale", num(c->busy_scale));
+        json_object_object_add(o, "idle_scale", num(c->idle_scale));
+        json_object_object_add(o, "hosts_warned",
+                               json_object_new_int((int) c->warned));
+        json_object_object_add(o, "hosts_correcting",
+                               json_object_new_int((int) c->correcting));
+        json_object_object_add(root, "model_check", o);
+    }
     s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY
                                        | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (fprintf(f, "%s\n", s) < 0) {

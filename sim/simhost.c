@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/drivers/meter.h"
 #include "manager/vmpolicy.h"
 #include "sim/halt.h"
 #include "sim/xalloc.h"
@@ -521,3 +522,53 @@ const struct drv_host_ops simhost_host_ops = {
     .get_idle = host_get_idle,
     .set_idle_disable = host_set_idle_disable,
 };
+
+/* ---- The host's power meter ------------------------------------------ */
+
+/* A platform energy counter that reads what the execution model charged
+ * (exec_host.energy_j, with the host's true model), in microjoules. */
+struct sim_meter {
+    struct meter up;
+    const struct exec_host *h;
+};
+
+static int
+meter_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
+             size_t errlen)
+{
+    const struct sim_meter *sm = (const struct sim_meter *) m;
+
+    (void) now_ns;
+    (void) err;
+    (void) errlen;
+    *raw = (uint64_t) llround(sm->h->energy_j * 1e6);
+    return 0;
+}
+
+static void
+meter_close_sim(struct meter *m)
+{
+    free(m);
+}
+
+static const struct meter_ops sim_meter_ops = {
+    .name = "sim",
+    .sample = meter_sample,
+    .close = meter_close_sim,
+};
+
+struct meter *
+simhost_meter_create(const struct exec_host *h)
+{
+    struct sim_meter *sm = sim_xcalloc(1, sizeof *sm);
+
+    sm->up.ops = sm->up.info.ops = &sim_meter_ops;
+    sm->up.info.kind = METER_KIND_DUMMY;
+    sm->up.info.scope = METER_SCOPE_PLATFORM;
+    sm->up.info.package = -1;
+    sm->up.info.counter = true;
+    snprintf(sm->up.info.name, sizeof sm->up.info.name, "sim-platform");
+    snprintf(sm->up.info.path, sizeof sm->up.info.path, "sim:energy_j");
+    sm->h = h;
+    return &sm->up;
+}

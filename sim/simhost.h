@@ -15,7 +15,9 @@
  *    and reports each CPU's frequency and idle residency (the idle time
  *    the model computed, polling counted as busy, as cpuidle shows it);
  *  - energy is the model's own (exec_host.energy_j), not the cycle's
- *    estimate.
+ *    estimate; simhost_meter_create() is a meter that reads it, so the
+ *    daemon's model check runs against a host whose true model it was
+ *    not told (vpower-sim --true-model).
  *
  * What the drivers are told collects in a pending plan; simhost_commit()
  * hands it to the model (exec_apply) after each cycle, applying the
@@ -31,6 +33,8 @@
 
 #include "manager/drivers/drv.h"
 #include "sim/exec.h"
+
+struct meter;
 
 extern const struct drv_hv_ops simhost_hv_ops;
 extern const struct drv_host_ops simhost_host_ops;
@@ -51,6 +55,12 @@ void simhost_destroy(struct simhost *);
 /* The instance to put in vpd.hv and vpd.host. */
 struct drv_hv *simhost_hv(struct simhost *);
 struct drv_host *simhost_host(struct simhost *);
+
+/* The host's whole-platform meter: an energy counter (microjoules) that
+ * reads what 'h' (borrowed) has charged so far, with its energy model
+ * (exec_host.energy_m when set: the true model of --true-model).  Owned
+ * by the caller (meter_close()). */
+struct meter *simhost_meter_create(const struct exec_host *h);
 
 /* Hands what the drivers were told since the last commit to the model,
  * each domain at most 'cap_khz[d]' (0 = no cap), and starts a new

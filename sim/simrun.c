@@ -22,6 +22,7 @@
 #include "manager/cycle.h"
 #include "manager/daemon.h"
 #include "manager/log.h"
+#include "manager/modelcheck.h"
 #include "manager/vmreg.h"
 #include "policy/policy.h"
 #include "sim/baseline.h"
@@ -205,6 +206,16 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
     d->n_cpus = d->model.n_cpus;
     d->energy_source = "model";
     d->sched_core = o->sched_core;
+    if (o->true_m) {
+        struct mchk_conf mc = {
+            .bound_pct = d->conf.model_error_pct,
+            .periods = d->conf.model_error_periods,
+            .correct = o->model_correction,
+        };
+
+        d->mchk = mchk_create(&d->model, simhost_meter_create(vi->h), true,
+                              &mc);
+    }
     cycle_create(d, &clock, &hooks);
     for (unsigned c = 0; c < d->n_cpus; c++) {
         d->cpus[c].present = d->cpus[c].managed = d->cpus[c].online = true;
@@ -228,6 +239,7 @@ vpower_destroy(struct inst *vi)
             vmreg_clear(vi->d);
         }
         cycle_destroy(vi->d);
+        mchk_destroy(vi->d->mchk);
         pol_state_destroy(vi->d->pol);
         free(vi->d);
         vi->d = NULL;
@@ -541,6 +553,7 @@ host_setup(const struct sim_opts *o, struct host *hs, unsigned k, char *err,
             continue;
         }
         hs->inst[p].h = exec_host_create(m, hs->n_vms, hs->n_vcpus);
+        hs->inst[p].h->energy_m = o->true_m;
         hs->inst[p].plan = pol_plan_create(hs->n_vms, hs->n_vcpus);
         halt_enable(hs->inst[p].h, o->halt_poll_ns);
         hs->inst[p].h->mig_cost_s = o->migration_cost_us / 1e6;
@@ -614,7 +627,8 @@ sum_totals(const struct sim_opts *o, const struct host *hosts,
     unsigned H = o->hosts ? o->hosts : 1;
     /* Work left at the end is charged at one rate: backlog is
      * in capacity-unit seconds, the rate in mJ per such unit. */
-    double finish_mj = sim_finish_mj_per_unit_s(o->m);
+    double finish_mj = sim_finish_mj_per_unit_s(o->true_m ? o->true_m
+                                                          : o->m);
 
     res->late_j_per_core_s = sim_late_j_per_core_s(o->m);
     res->cheap_j_per_core_s = finish_mj * POL_CAPACITY_SCALE / 1000.0;
@@ -707,6 +721,29 @@ fill_bursts(const struct sim_opts *o, struct host *hosts, size_t ivl,
     }
 }
 
+/* vpower's model check over its hosts (sim_result.check). */
+static void
+sum_check(const struct host *hosts, unsigned H, struct sim_model_check *c)
+{
+    for (unsigned k = 0; k < H; k++) {
+        const struct vpd *d = hosts[k].inst[SIM_P_VPOWER].d;
+        const struct mchk_stats *st;
+
+        if (!d || !d->mchk) {
+            continue;
+        }
+        st = mchk_stats(d->mchk);
+        c->ran = true;
+        c->meter_j += st->meter_j;
+        c->model_j += st->model_j;
+        c->orig_error_pct += 100.0 * st->base_error / H;
+        c->busy_scale += st->busy_scale / H;
+        c->idle_scale += st->idle_scale / H;
+        c->warned += st->warnings > 0;
+        c->correcting += st->correcting;
+    }
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -716,7 +753,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     unsigned H = o->hosts ? o->hosts : 1;
     const unsigned steps = ts->interval_s;
     struct host *hosts = sim_xcalloc(H, sizeof *hosts);
-    struct lb_model *lb = lb_create(m);
+    struct lb_model *lb = lb_create(o->true_m ? o->true_m : m);
     float *ready[SIM_N_POL] = { NULL };
     float *burst = sim_xcalloc(steps, sizeof *burst);
     double *late = NULL;
@@ -825,6 +862,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     }
 
     sum_totals(o, hosts, ready, n_ready, res);
+    sum_check(hosts, H, &res->check);
     for (int p = 0; p < SIM_N_POL; p++) {
         res->rows[p].avg_power_w = res->hours > 0
             ? res->rows[p].energy_j / (res->hours * 3600.0) : 0;

@@ -70,6 +70,15 @@ int sim_pol_parse(const char *name);
 
 struct sim_opts {
     const struct pol_model *m;    /* Borrowed. */
+    const struct pol_model *true_m; /* NULL, or the model the hosts really
+                                   * follow (borrowed, same topology as
+                                   * 'm'): energy is charged with it, and
+                                   * each vpower host gets a meter that
+                                   * reads that energy, which vpowerd's
+                                   * model check compares with 'm'. */
+    bool model_correction;        /* The daemon's model_correction: with
+                                   * true_m, vpower decides with 'm'
+                                   * corrected online to the meter. */
     const struct trace_set *ts;   /* Borrowed. */
     unsigned hosts;               /* >= 1 identical hosts. */
     uint64_t seed;
@@ -172,6 +181,17 @@ struct sim_row {
                                    * (its row models wrapped pins). */
 };
 
+/* vpower's model against the simulated meter (sim_opts.true_m), summed
+ * over hosts (manager/modelcheck.h). */
+struct sim_model_check {
+    bool ran;
+    double meter_j, model_j;      /* Over the periods compared. */
+    double orig_error_pct;        /* Last period, the model as given,
+                                   * mean over hosts. */
+    double busy_scale, idle_scale;/* The fit, mean over hosts. */
+    unsigned warned, correcting;  /* Hosts that warned / correct. */
+};
+
 struct sim_result {
     size_t n_intervals;
     double hours;
@@ -187,6 +207,7 @@ struct sim_result {
     double late_j_per_core_s;     /* sim_late_j_per_core_s() of the model. */
     double cheap_j_per_core_s;    /* sim_finish_mj_per_unit_s(), per
                                    * nominal-core second, J. */
+    struct sim_model_check check; /* SIM_P_VPOWER, with sim_opts.true_m. */
     /* [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */
     struct sim_vm_row *vm_rows[SIM_N_POL];

@@ -31,6 +31,10 @@ usage(FILE *f)
     fprintf(f,
 "usage: vpower-sim --model FILE --trace DIR [options]\n"
 "  --model FILE          energy model (config/models/*.model)\n"
+"  --true-model FILE     the hosts really follow this model (same machine,\n"
+"                        other powers): energy is charged with it and a\n"
+"                        meter reads it; policies still decide with --model\n"
+"  --model-correction    vpower corrects --model online against that meter\n"
 "  --trace DIR           trace directory\n"
 "  --trace-format NAME   planetlab | bitbrains | record | auto (auto)\n"
 "                        record: FILE is a vpowerd --record file, replayed\n"
@@ -299,11 +303,81 @@ run_record(const char *path, bool compare, bool json, bool verify)
     return verify && st.differ ? 1 : 0;
 }
 
+/* Loads the host's true model for --true-model into 't' and checks that
+ * it describes the same machine as the policies' model 'm' (CPUs,
+ * domains, packages, operating points and idle states): only powers may
+ * differ.  Returns 0, or 1 after printing what is wrong. */
+static int
+load_true_model(const char *path, const struct pol_model *m,
+                struct pol_model *t)
+{
+    char err[512], *text = NULL;
+    size_t len;
+    int rc = trace_read_path(path, 0, &text, &len, err, sizeof err);
+
+    if (rc) {
+        print_err("%s", err);
+        return 1;
+    }
+    rc = pol_model_parse(t, text, err, sizeof err);
+    free(text);
+    if (rc) {
+        print_err("%s:%s", path, err);
+        return 1;
+    }
+    if (t->n_cpus != m->n_cpus || t->n_domains != m->n_domains
+        || t->n_pkgs != m->n_pkgs) {
+        print_err("--true-model %s: %u CPUs, %u domains, %u packages; "
+                  "--model has %u, %u, %u (only powers may differ)", path,
+                  t->n_cpus, t->n_domains, t->n_pkgs, m->n_cpus,
+                  m->n_domains, m->n_pkgs);
+        return 1;
+    }
+    for (unsigned d = 0; d < m->n_domains; d++) {
+        const struct pol_domain *a = &m->domains[d], *b = &t->domains[d];
+        bool same = a->n_opps == b->n_opps && a->n_idle == b->n_idle
+                    && cpuset_equal(&a->cpus, &b->cpus);
+
+        for (unsigned i = 0; same && i < a->n_opps; i++) {
+            same = a->opps[i].freq_khz == b->opps[i].freq_khz
+                   && a->opps[i].capacity == b->opps[i].capacity;
+        }
+        if (!same) {
+            print_err("--true-model %s: domain %u differs from --model's "
+                      "in its CPUs, operating points or idle states (only "
+                      "powers may differ)", path, d);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* vpower's model against the simulated meter (--true-model). */
+static void
+print_check(FILE *f, const char *true_path, const struct sim_model_check *c)
+{
+    if (!true_path || !c->ran) {
+        return;
+    }
+    fprintf(f, "\nvpower's model against the meter (true model %s):\n"
+            "  meter %.0f J, model %.0f J over the same periods: error "
+            "%+.2f %%\n"
+            "  model as given, last period: error %+.2f %%\n"
+            "  fit: busy x%.3f, idle x%.3f; %u host(s) warned, %u "
+            "correcting\n", true_path, c->meter_j, c->model_j,
+            c->meter_j > 0 ? 100.0 * (c->model_j - c->meter_j) / c->meter_j
+                           : 0.0,
+            c->orig_error_pct, c->busy_scale, c->idle_scale, c->warned,
+            c->correcting);
+}
+
 int
 main(int argc, char *argv[])
 {
     static const struct option longopts[] = {
         { "model", required_argument, NULL, 'm' },
+        { "true-model", required_argument, NULL, 'U' },
+        { "model-correction", no_argument, NULL, 'A' },
         { "trace", required_argument, NULL, 't' },
         { "trace-format", required_argument, NULL, 'F' },
         { "vms", required_argument, NULL, 'n' },
@@ -349,7 +423,9 @@ main(int argc, char *argv[])
     bool no_share = false, sched_core = false;
     unsigned long long halt_ns = 200000;
     double mig_us = SIM_MIGRATION_COST_US, pin_us = SIM_PIN_COST_US;
-    static struct pol_model model;
+    static struct pol_model model, true_model;
+    const char *true_path = NULL;
+    bool correction = false;
     struct trace_set ts;
     struct trace_opts topts;
     struct sim_opts so;
@@ -365,6 +441,8 @@ main(int argc, char *argv[])
 
         switch (opt) {
         case 'm': model_path = optarg; break;
+        case 'U': true_path = optarg; break;
+        case 'A': correction = true; break;
         case 't': trace_dir = optarg; break;
         case 'F': format = optarg; break;
         case 'P': plot = optarg; break;
@@ -497,6 +575,14 @@ main(int argc, char *argv[])
         print_err("%s:%s", model_path, err);
         return 1;
     }
+    if (correction && !true_path) {
+        fprintf(stderr, "vpower-sim: --model-correction needs a meter: "
+                "give --true-model\n");
+        return 2;
+    }
+    if (true_path && load_true_model(true_path, &model, &true_model)) {
+        return 1;
+    }
     rd = trace_reader_find(format, trace_dir);
     if (!rd) {
         fprintf(stderr, "vpower-sim: unknown trace format '%s'\n", format);
@@ -556,6 +642,8 @@ main(int argc, char *argv[])
     }
     memset(&so, 0, sizeof so);
     so.m = &model;
+    so.true_m = true_path ? &true_model : NULL;
+    so.model_correction = correction;
     so.ts = &ts;
     so.hosts = (unsigned) hosts;
     so.seed = seed;
@@ -660,6 +748,7 @@ main(int argc, char *argv[])
         if (signals) {
             report_signals(stdout, &ri, &res, have_nocap ? &nocap : NULL);
         }
+        print_check(stdout, true_path, &res.check);
     }
     if (have_nocap) {
         sim_result_free(&nocap);

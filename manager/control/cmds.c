@@ -26,6 +26,7 @@
 #include "manager/daemon.h"
 #include "manager/drivers/meter.h"
 #include "manager/hkset.h"
+#include "manager/modelcheck.h"
 #include "manager/log.h"
 #include "manager/sched.h"
 #include "manager/util.h"
@@ -342,6 +343,40 @@ add_cpu_interrupts(struct json_object *cpus, struct vpd *d)
     }
 }
 
+/* The model against the whole-host meter (manager/modelcheck.h), when
+ * there is one: both over the same periods, the error and the
+ * correction. */
+static void
+add_model_check(struct json_object *r, const struct vpd *d)
+{
+    const struct mchk_stats *st;
+    struct json_object *o;
+
+    if (!d->mchk) {
+        return;
+    }
+    st = mchk_stats(d->mchk);
+    o = json_object_new_object();
+    add_str(o, "meter", st->meter);
+    add_bool(o, "platform", st->platform);
+    add_u64(o, "periods_total", st->periods);
+    add_u64(o, "read_errors_total", st->read_errors);
+    add_dbl(o, "meter_joules", st->meter_j);
+    add_dbl(o, "model_joules", st->model_j);
+    add_dbl(o, "meter_watts", st->meter_w);
+    add_dbl(o, "model_watts", st->model_w);
+    add_dbl(o, "error_ratio", st->error);
+    add_dbl(o, "original_error_ratio", st->base_error);
+    add_int(o, "over_periods", st->over);
+    add_u64(o, "warnings_total", st->warnings);
+    add_bool(o, "correction", d->conf.model_correction);
+    add_bool(o, "correcting", st->correcting);
+    add_u64(o, "corrections_total", st->corrections);
+    add_dbl(o, "busy_scale", st->busy_scale);
+    add_dbl(o, "idle_scale", st->idle_scale);
+    add(r, "model_check", o);
+}
+
 static struct json_object *
 status_result(struct vpd *d)
 {
@@ -352,6 +387,7 @@ status_result(struct vpd *d)
     struct json_object *doms = json_object_new_array();
     unsigned n_active = 0, n_parked = 0, n_offline = 0;
     uint64_t now = clk_now_ns();
+    bool measured = d->mchk && mchk_stats(d->mchk)->periods > 0;
 
     add_str(r, "version", PACKAGE_VERSION);
     add_dbl(r, "uptime_seconds",
@@ -363,9 +399,14 @@ status_result(struct vpd *d)
     add_str(r, "override", d->override_performance ? "performance" : "off");
     add_dbl(r, "period_seconds", period_seconds(d));
     add_u64(r, "decisions_total", d->n_decisions);
-    add_dbl(r, "power_watts", d->est_power_mw / 1000.0);
-    add_str(r, "energy_source", d->energy_source ? d->energy_source
-                                                 : "model");
+    /* Measured once the meter has given a period (a meter that cannot
+     * be read leaves the estimate in place). */
+    add_dbl(r, "power_watts", measured ? mchk_stats(d->mchk)->meter_w
+                                       : d->est_power_mw / 1000.0);
+    add_dbl(r, "model_power_watts", d->est_power_mw / 1000.0);
+    add_str(r, "energy_source", measured ? "meter"
+                                : d->energy_source ? d->energy_source
+                                                   : "model");
     add_dbl(r, "energy_joules", d->host_energy_j);
     add_dbl(r, "baseline_energy_joules", d->baseline_energy_j);
     /* Accumulated per interval as max(0, baseline - actual) by the
@@ -379,6 +420,7 @@ status_result(struct vpd *d)
     add(r, "thermal", thermal_result(d));
     add_foreign(r, d);
     add_meters(r, d);
+    add_model_check(r, d);
     add_str(r, "record", d->record_path ? d->record_path : "");
     if (d->cyc) {
         add(r, "hint_apply_seconds", histo_to_json(&d->cyc->hint_apply));
@@ -509,6 +551,8 @@ vm_result(const struct vpd_vm *vm)
     add_dbl(o, "busy_seconds", busy);
     add_dbl(o, "ready_seconds", ready);
     add_dbl(o, "energy_joules", vm->energy_j);
+    add_dbl(o, "energy_busy_joules", vm->energy_busy_j);
+    add_dbl(o, "energy_static_joules", vm->energy_j - vm->energy_busy_j);
     add_dbl(o, "load_pct", load);
     add_dbl(o, "ready_pct", ready_pct);
     for (unsigned i = 0; i < VPD_N_HINTS; i++) {

@@ -61,9 +61,26 @@ static const struct fam F_PERIOD = { "vpower_period_seconds", G,
 static const struct fam F_DECISIONS = { "vpower_decisions_total", C,
     "Policy decisions vpowerd has made." };
 static const struct fam F_POWER = { "vpower_power_watts", G,
-    "Host power now; source is rapl (measured) or model (estimated)." };
+    "Host power; source is meter (measured, last period) or model "
+    "(estimated; over the same period when there is a meter)." };
 static const struct fam F_ENERGY = { "vpower_energy_joules_total", C,
-    "Host energy since vpowerd started; source as for vpower_power_watts." };
+    "Host energy since vpowerd started (with a meter: over the periods "
+    "compared); source as for vpower_power_watts." };
+static const struct fam F_MODEL_ERROR = { "vpower_model_error_ratio", G,
+    "(model - meter) / meter of the last period, for the model vpowerd "
+    "decides with; absent without a whole-host meter." };
+static const struct fam F_MODEL_ORIG_ERROR = {
+    "vpower_model_original_error_ratio", G,
+    "The same for the model as loaded, before any online correction." };
+static const struct fam F_MODEL_SCALE = { "vpower_model_scale", G,
+    "Factor the meter fits to the model's busy or idle (static) power; "
+    "applied while vpower_model_correcting is 1." };
+static const struct fam F_MODEL_CORRECTING = { "vpower_model_correcting", G,
+    "1 while vpowerd decides with the model rescaled to the meter." };
+static const struct fam F_MODEL_WARNINGS = {
+    "vpower_model_error_warnings_total", C,
+    "Times the model stayed off the meter beyond model_error_pct for "
+    "model_error_periods periods." };
 static const struct fam F_BASELINE = {
     "vpower_baseline_energy_joules_total", C,
     "Model energy the same load would have used under the performance "
@@ -135,6 +152,11 @@ static const struct fam F_VM_READY = { "vpower_vm_ready_seconds_total", C,
 static const struct fam F_VM_ENERGY = { "vpower_vm_energy_joules_total", C,
     "Host energy attributed to the domain; domain=\"_host\" carries what "
     "no domain is charged for, so the series sum to the host total." };
+static const struct fam F_VM_ENERGY_PART = {
+    "vpower_vm_energy_part_joules_total", C,
+    "The domain's attributed energy in two parts: part=\"busy\", its own "
+    "work at the operating points it ran at; part=\"static\", its share "
+    "of keeping awake the cores it may use (idle, uncore, platform)." };
 static const struct fam F_VM_LOAD = { "vpower_vm_load_ratio", G,
     "Recent load of the domain's vCPUs (vpowerctl's load_pct / 100)." };
 static const struct fam F_VM_READY_R = { "vpower_vm_ready_ratio", G,
@@ -592,6 +614,35 @@ render_housekeeping(struct rctx *r, struct json_object *s)
     }
 }
 
+/* Host power and energy: the meter's and the model's side by side over
+ * the same periods when the status has a model check, else the one
+ * source the status names ('lsrc'); then the model's error and fit. */
+static void
+render_power(struct rctx *r, struct json_object *s, const char *const *lsrc)
+{
+    struct json_object *mc = jsonget_field(s, "model_check");
+    const char *meter[] = { "source", "meter", NULL };
+    const char *model[] = { "source", "model", NULL };
+    const char *busy[] = { "term", "busy", NULL };
+    const char *idle[] = { "term", "idle", NULL };
+
+    if (!mc || !json_object_is_type(mc, json_type_object)) {
+        num_sample(r, &F_POWER, s, "power_watts", lsrc, 1);
+        num_sample(r, &F_ENERGY, s, "energy_joules", lsrc, 1);
+        return;
+    }
+    num_sample(r, &F_POWER, mc, "meter_watts", meter, 1);
+    num_sample(r, &F_POWER, mc, "model_watts", model, 1);
+    num_sample(r, &F_ENERGY, mc, "meter_joules", meter, 1);
+    num_sample(r, &F_ENERGY, mc, "model_joules", model, 1);
+    num_sample(r, &F_MODEL_ERROR, mc, "error_ratio", NULL, 1);
+    num_sample(r, &F_MODEL_ORIG_ERROR, mc, "original_error_ratio", NULL, 1);
+    num_sample(r, &F_MODEL_SCALE, mc, "busy_scale", busy, 1);
+    num_sample(r, &F_MODEL_SCALE, mc, "idle_scale", idle, 1);
+    num_sample(r, &F_MODEL_CORRECTING, mc, "correcting", NULL, 1);
+    num_sample(r, &F_MODEL_WARNINGS, mc, "warnings_total", NULL, 1);
+}
+
 static void
 render_status(struct rctx *r, struct json_object *s)
 {
@@ -630,8 +681,7 @@ render_status(struct rctx *r, struct json_object *s)
     }
     num_sample(r, &F_PERIOD, s, "period_seconds", NULL, 1);
     num_sample(r, &F_DECISIONS, s, "decisions_total", NULL, 1);
-    num_sample(r, &F_POWER, s, "power_watts", lsrc, 1);
-    num_sample(r, &F_ENERGY, s, "energy_joules", lsrc, 1);
+    render_power(r, s, lsrc);
     num_sample(r, &F_BASELINE, s, "baseline_energy_joules", NULL, 1);
     num_sample(r, &F_SAVED, s, "saved_joules", NULL, 1);
     num_sample(r, &F_ACTIVE, s, "active_cpus", NULL, 1);
@@ -759,6 +809,17 @@ render_vms(struct rctx *r, struct json_object *list, struct json_object *s)
     }
     if (!vms) {
         return;
+    }
+    FOR_VM(vm, vms) {
+        const char *l[10];
+
+        vm_labels(vm, l);
+        l[6] = "part";
+        l[7] = "busy";
+        l[8] = NULL;
+        num_sample(r, &F_VM_ENERGY_PART, vm, "energy_busy_joules", l, 1);
+        l[7] = "static";
+        num_sample(r, &F_VM_ENERGY_PART, vm, "energy_static_joules", l, 1);
     }
     vm_family(r, vms, &F_VM_LOAD, "load_pct", 0.01);
     vm_family(r, vms, &F_VM_READY_R, "ready_pct", 0.01);

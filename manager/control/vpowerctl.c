@@ -438,6 +438,36 @@ counters(char *buf, size_t len, struct json_object *o)
 
 /* ---- Renderers -------------------------------------------------------- */
 
+/* The model against the whole-host meter, when there is one: the last
+ * period's powers and error, the original model's error, and the fit
+ * with whether the decisions use it. */
+static void
+render_model_check(struct table *t, struct json_object *r)
+{
+    struct json_object *mc = jsonget_field(r, "model_check");
+    char b[256], c[160];
+
+    if (!mc || !json_object_is_type(mc, json_type_object)) {
+        return;
+    }
+    snprintf(c, sizeof c, "busy x%.3f, idle x%.3f",
+             jsonget_num_or(mc, "busy_scale", 1),
+             jsonget_num_or(mc, "idle_scale", 1));
+    kv(t, "Model:", fmt(b, sizeof b, "%.1f W vs meter %s %.1f W, error "
+                        "%+.1f %% (as loaded %+.1f %%)",
+                        jsonget_num_or(mc, "model_watts", 0),
+                        jsonget_str(mc, "meter", "?"),
+                        jsonget_num_or(mc, "meter_watts", 0),
+                        100 * jsonget_num_or(mc, "error_ratio", 0),
+                        100 * jsonget_num_or(mc, "original_error_ratio", 0)));
+    kv(t, "Correction:",
+       fmt(b, sizeof b, "%s; fit %s; %lld warnings",
+           jsonget_bool(mc, "correcting") ? "in use"
+           : jsonget_bool(mc, "correction") ? "on, not needed yet"
+                                            : "off",
+           c, (long long) jsonget_int(mc, "warnings_total", 0)));
+}
+
 /* Power meters found at start: a line with their number and what the
  * whole-host meter covers, then one line each, marked "(host)" when it
  * is part of the whole-host meter. */
@@ -581,9 +611,12 @@ render_status_head(struct json_object *r, FILE *f)
     kv(&t, "Decisions:",
        fmt(b2, sizeof b2, "%lld",
            (long long) jsonget_int(r, "decisions_total", 0)));
-    kv(&t, "Power:", fmt(b2, sizeof b2, "%.1f W (%s estimate)",
+    kv(&t, "Power:", fmt(b2, sizeof b2, "%.1f W (%s)",
                          jsonget_num_or(r, "power_watts", 0),
-                         jsonget_str(r, "energy_source", "?")));
+                         strcmp(jsonget_str(r, "energy_source", "?"),
+                                "meter") ? "model estimate"
+                                         : "measured, last period"));
+    render_model_check(&t, r);
     kv(&t, "Energy:", fmt(b2, sizeof b2, "%.1f J (baseline %.1f J, saved "
                           "%.1f J, %.1f%%)", e, base, saved,
                           base > 0 ? 100.0 * saved / base : 0.0));

@@ -10,3 +10,7 @@ manager_libvpowermgr_a_SOURCES += \
 	manager/drivers/meter_ipmi.c \
 	manager/drivers/meter_dummy.c
 dist_doc_DATA += docs/meters.md
+# The model checked against the whole-host meter each period, and
+# corrected online (docs/meters.md, "vpowerd with a meter").
+manager_libvpowermgr_a_SOURCES += \
+	manager/modelcheck.c manager/modelcheck.h

@@ -32,7 +32,7 @@ FUZZ_POLICY_SRC = $(srcdir)/policy/cpuset.c $(srcdir)/policy/num.c \
 	$(srcdir)/policy/idle.c $(srcdir)/policy/eval.c $(srcdir)/policy/trim.c \
 	$(srcdir)/policy/race.c $(srcdir)/policy/choose.c \
 	$(srcdir)/policy/iso.c $(srcdir)/policy/emit.c $(srcdir)/policy/decide.c \
-	$(srcdir)/policy/explain.c
+	$(srcdir)/policy/explain.c $(srcdir)/policy/correct.c
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I$(top_builddir) -I$(top_srcdir)
 

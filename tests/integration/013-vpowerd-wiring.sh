@@ -40,6 +40,8 @@ max_period_ms 400
 pack_dwell_ms 400
 journal $VPD_TMP/journal
 record_max_bytes 16384
+powercap_root $VPD_TMP/no-meters
+hwmon_root $VPD_TMP/no-meters
 EOD
 
 # The fake QEMU end of g's channel: listens (as QEMU does with

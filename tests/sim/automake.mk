@@ -58,3 +58,7 @@ tests_sim_test_equal_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_sim_test_equal_LDADD = $(SIM_LDADD)
 dist_check_SCRIPTS += tests/sim/test-equal-service.sh
 TESTS += tests/sim/test-equal-service.sh
+# vpower-sim --true-model and --model-correction: a wrong model made by
+# wrong-model.sh, checked against the simulated host's meter.
+dist_check_SCRIPTS += tests/sim/test-true-model.sh tests/sim/wrong-model.sh
+TESTS += tests/sim/test-true-model.sh

@@ -6,6 +6,7 @@ POLICY_TESTS = \
 	tests/unit/test-load \
 	tests/unit/test-plan \
 	tests/unit/test-energy \
+	tests/unit/test-correct \
 	tests/unit/test-decide
 check_PROGRAMS += $(POLICY_TESTS)
 TESTS += $(POLICY_TESTS)
@@ -31,3 +32,6 @@ tests_unit_test_energy_LDADD = $(POLICY_TEST_LDADD)
 tests_unit_test_decide_SOURCES = tests/unit/test-decide.c
 tests_unit_test_decide_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_decide_LDADD = $(POLICY_TEST_LDADD)
+tests_unit_test_correct_SOURCES = tests/unit/test-correct.c
+tests_unit_test_correct_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_correct_LDADD = $(POLICY_TEST_LDADD)

@@ -164,6 +164,55 @@ test_static_by_held_cores(void **unused)
     assert_true(fabs(res.busy_joules) < 1e-9);
 }
 
+/* The two parts of each VM's share: a busy VM and an idle one on the
+ * same two cores.  The idle VM's share is all static; the busy parts sum
+ * to the host's busy part; each part is within the VM's share. */
+static void
+test_parts(void **unused)
+{
+    struct pol_model m;
+    struct cpuset active;
+    struct attrib_vcpu v[2];
+    struct attrib_input in;
+    struct attrib_result res;
+    double j[2], jb[2] = { -1, -1 }, sum_b;
+
+    (void) unused;
+    small_model(&m, 2);
+    cpuset_zero(&active);
+    cpuset_set(&active, 0);
+    cpuset_set(&active, 1);
+    v[0] = (struct attrib_vcpu) { 0, 0, 500000000ull, NULL };
+    v[1] = (struct attrib_vcpu) { 1, 1, 0, NULL };
+    memset(&in, 0, sizeof in);
+    in.model = &m;
+    in.active = &active;
+    in.interval_ns = 1000000000ull;
+    in.n_vms = 2;
+    in.vcpus = v;
+    in.n_vcpus = 2;
+    in.host_joules = 10;
+    assert_int_equal(attrib_split_parts(&in, j, jb, &res), 0);
+    sum_b = jb[0] + jb[1];
+    assert_true(jb[0] > 0);
+    assert_true(fabs(jb[1]) < 1e-12);           /* Idle: all static. */
+    assert_true(j[1] > 0);
+    assert_true(fabs(sum_b - res.busy_joules) < 1e-9);
+    assert_true(jb[0] <= j[0] + 1e-12);
+    assert_true(j[0] - jb[0] > 0);              /* Its static share. */
+    /* attrib_split() gives the same shares. */
+    {
+        double j2[2];
+
+        assert_int_equal(attrib_split(&in, j2, NULL), 0);
+        assert_true(fabs(j2[0] - j[0]) < 1e-12 && fabs(j2[1] - j[1]) < 1e-12);
+    }
+    /* On error both outputs are zeroed. */
+    in.interval_ns = 0;
+    assert_int_equal(attrib_split_parts(&in, j, jb, &res), -EINVAL);
+    assert_true(j[0] == 0 && jb[0] == 0 && jb[1] == 0);
+}
+
 static void
 test_no_vms_all_host(void **unused)
 {
@@ -343,6 +392,7 @@ main(void)
         cmocka_unit_test(test_busy_power_interpolates),
         cmocka_unit_test(test_weights_by_operating_point),
         cmocka_unit_test(test_static_by_held_cores),
+        cmocka_unit_test(test_parts),
         cmocka_unit_test(test_no_vms_all_host),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_sum_property_random),

@@ -31,6 +31,8 @@ static const char *const all_directives[] = {
     "housekeeping_cgroup_root", "housekeeping_proc_root",
     "housekeeping_workqueue_mask", "housekeeping_run_root",
     "housekeeping_spread_pressure_pct",
+    "default_share_smt", "model_error_pct", "model_error_periods",
+    "model_correction",
 };
 
 static void
@@ -60,6 +62,37 @@ test_defaults(void **state)
     assert_int_equal(c.hint_rate, 20);
     assert_false(c.use_turbo);
     assert_true(c.default_share_smt);
+    assert_int_equal(c.model_error_pct, 10);
+    assert_int_equal(c.model_error_periods, 30);
+    assert_false(c.model_correction);
+}
+
+/* The model check's directives: parsed, ranges enforced and named. */
+static void
+test_model_check(void **state)
+{
+    struct vpd_conf c;
+    char err[256] = "";
+
+    (void) state;
+    conf_defaults(&c);
+    assert_int_equal(conf_parse(&c, "t.conf", "model_error_pct 25\n"
+                                "model_error_periods 3\n"
+                                "model_correction yes\n", err,
+                                sizeof err), 0);
+    assert_int_equal(c.model_error_pct, 25);
+    assert_int_equal(c.model_error_periods, 3);
+    assert_true(c.model_correction);
+    assert_int_equal(conf_parse(&c, "t.conf", "model_error_pct 0\n", err,
+                                sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "t.conf:1"));
+    assert_non_null(strstr(err, "model_error_pct"));
+    assert_int_equal(conf_parse(&c, "t.conf", "model_error_periods 0\n",
+                                err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "model_error_periods"));
+    assert_int_equal(conf_parse(&c, "t.conf", "model_correction maybe\n",
+                                err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "model_correction"));
 }
 
 /* The housekeeping directives: defaults (off, every part on, the
@@ -583,6 +616,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_model_check),
         cmocka_unit_test(test_every_directive),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_load_and_include),

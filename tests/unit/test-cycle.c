@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,8 +26,11 @@
 #include "manager/drivers/drv_dummy_host.h"
 #include "manager/hkset.h"
 #include "manager/inputs/hostmodel.h"
+#include "manager/drivers/meter.h"
 #include "manager/log.h"
+#include "manager/modelcheck.h"
 #include "manager/vmreg.h"
+#include "policy/correct.h"
 
 /* ---- A scripted hypervisor on the virtual clock ---------------------- */
 
@@ -202,6 +206,7 @@ static const struct drv_hv_ops script_hv = {
 /* ---- The day --------------------------------------------------------- */
 
 static struct vpd d;
+static uint64_t idle_us = 500000;  /* Each CPU's idle time per cycle. */
 
 /* Runs cycles for 's' seconds as vpowerd's timer would; returns the
  * largest number of active CPUs planned meanwhile. */
@@ -217,7 +222,7 @@ run_for(unsigned s)
         advance((unsigned) (cycle_next_delay_ns(&d) / 1000000000u));
         /* Idle residency of the dummy host follows the scripted load. */
         for (unsigned c = 0; c < d.n_cpus; c++) {
-            dummy_host_advance_idle(d.host, c, 2, 500000);
+            dummy_host_advance_idle(d.host, c, 2, idle_us);
         }
         cycle_run(&d, true);
         k = cpuset_count(&d.plan->active);
@@ -528,6 +533,226 @@ test_hint_apply(void **state)
     drv_host_dummy.close(d.host);
 }
 
+/* ---- The model against a meter -------------------------------------- */
+
+/* The "true" host the meter measures: the model with its static power
+ * doubled.  The oracle meter charges, at each read, the true model's
+ * power for the plan in force and the busy shares the cycle has just
+ * measured: exactly what the model check compares with. */
+static struct pol_model truth;
+static uint64_t oracle_uj, oracle_ns;
+static int oracle_fail;           /* Negative errno every read returns. */
+
+static int
+oracle_sample(struct meter *m, uint64_t now_ns, uint64_t *raw, char *err,
+              size_t errlen)
+{
+    (void) m;
+    if (oracle_fail) {
+        snprintf(err, errlen, "oracle: %s", strerror(-oracle_fail));
+        return oracle_fail;
+    }
+    if (oracle_ns && d.applied) {
+        oracle_uj += (uint64_t) pol_energy_power_mw(&truth, d.applied,
+                                                    d.cyc->busy_ppm)
+                     * ((now_ns - oracle_ns) / 1000u) / 1000u;
+    }
+    oracle_ns = now_ns;
+    *raw = oracle_uj;
+    return 0;
+}
+
+static void
+oracle_close(struct meter *m)
+{
+    free(m);
+}
+
+static const struct meter_ops oracle_ops = {
+    .name = "oracle", .sample = oracle_sample, .close = oracle_close,
+};
+
+/* Sets up the day with both VMs running and the oracle meter checked
+ * with 'conf'; the load alternates so the fit can tell busy from idle. */
+static void
+setup_meter(const struct mchk_conf *conf)
+{
+    struct meter *m = calloc(1, sizeof *m);
+
+    setup_day();
+    pol_correct_apply(&d.model, 1.0, 2.0, true, &truth);
+    oracle_uj = UINT64_C(1) << 40;
+    oracle_ns = 0;
+    m->ops = m->info.ops = &oracle_ops;
+    m->info.counter = true;
+    m->info.scope = METER_SCOPE_PLATFORM;
+    snprintf(m->info.name, sizeof m->info.name, "oracle");
+    d.mchk = mchk_create(&d.model, m, true, conf);
+    hv.vm[0].running = hv.vm[1].running = true;
+    assert_int_equal(vmreg_resync(&d), 0);
+}
+
+static void
+run_meter(unsigned rounds)
+{
+    for (unsigned i = 0; i < rounds; i++) {
+        hv.vm[0].busy_pct = i % 2 ? 90 : 5;
+        hv.vm[1].busy_pct = i % 3 ? 10 : 100;
+        /* The CPUs' busy shares swing too, so busy and static energy
+         * do not move together and the fit can tell them apart. */
+        idle_us = i % 2 ? 100000 : 900000;
+        run_for(20);
+    }
+    idle_us = 500000;
+}
+
+static void
+teardown_meter(void)
+{
+    vmreg_clear(&d);
+    mchk_destroy(d.mchk);
+    d.mchk = NULL;
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+}
+
+/* Per-VM joules are split from the meter's energy: VMs plus _host sum to
+ * what the meter measured over the same periods within 0.1 %. */
+static void
+test_meter_attribution(void **state)
+{
+    struct mchk_conf conf = { .bound_pct = 10, .periods = 5 };
+    const struct mchk_stats *st;
+    double vm0 = 0, vm1 = 0, m0, m1;
+    struct vpd_vm *vm;
+
+    (void) state;
+    setup_meter(&conf);
+    run_meter(2);
+    st = mchk_stats(d.mchk);
+    assert_true(st->periods > 0);
+    for (vm = d.vms; vm; vm = vm->next) {
+        vm0 += vm->energy_j;
+    }
+    vm0 += d.unattributed_energy_j;
+    m0 = st->meter_j;
+    run_meter(10);
+    for (vm = d.vms; vm; vm = vm->next) {
+        vm1 += vm->energy_j;
+    }
+    vm1 += d.unattributed_energy_j;
+    m1 = st->meter_j;
+    assert_true(m1 - m0 > 0);
+    assert_true(fabs((vm1 - vm0) - (m1 - m0)) <= 0.001 * (m1 - m0));
+    /* Each VM's busy part is within its share. */
+    for (vm = d.vms; vm; vm = vm->next) {
+        assert_true(vm->energy_busy_j >= 0);
+        assert_true(vm->energy_busy_j <= vm->energy_j + 1e-9);
+    }
+    /* The model, not told of the doubled idle power, is well below. */
+    assert_true(st->model_j < 0.9 * st->meter_j);
+    teardown_meter();
+}
+
+/* A meter that cannot be read: counted, nothing compared, and the VMs
+ * are charged the estimate, which they still sum to. */
+static void
+test_meter_unreadable(void **state)
+{
+    struct mchk_conf conf = { .bound_pct = 10, .periods = 5,
+                              .correct = true };
+    const struct mchk_stats *st;
+    double sum = 0;
+
+    (void) state;
+    oracle_fail = -EACCES;
+    setup_meter(&conf);
+    run_meter(3);
+    oracle_fail = 0;
+    st = mchk_stats(d.mchk);
+    assert_int_equal(st->periods, 0);
+    assert_true(st->read_errors > 0);
+    assert_false(st->correcting);
+    assert_true(d.host_energy_j > 0);
+    for (struct vpd_vm *vm = d.vms; vm; vm = vm->next) {
+        sum += vm->energy_j;
+    }
+    sum += d.unattributed_energy_j;
+    assert_true(fabs(sum - d.host_energy_j) <= 0.001 * d.host_energy_j);
+    teardown_meter();
+}
+
+/* Off beyond the bound for the configured periods: one warning; without
+ * model_correction the model stays as loaded and the error stays. */
+static void
+test_meter_warns(void **state)
+{
+    struct mchk_conf conf = { .bound_pct = 10, .periods = 5 };
+    struct pol_model *orig = malloc(sizeof *orig);
+    const struct mchk_stats *st;
+
+    (void) state;
+    setup_meter(&conf);
+    *orig = d.model;
+    run_meter(12);
+    st = mchk_stats(d.mchk);
+    assert_int_equal(st->warnings, 1);
+    assert_false(st->correcting);
+    assert_int_equal(st->corrections, 0);
+    assert_true(st->error < -0.1);
+    assert_memory_equal(&d.model, orig, sizeof *orig);
+    /* The fit is kept all the same: it knows the idle power doubled. */
+    assert_true(fabs(st->idle_scale - 2.0) < 0.1);
+    assert_true(fabs(st->busy_scale - 1.0) < 0.1);
+    teardown_meter();
+
+    /* A bound above the error, or more periods than ran: no warning. */
+    conf.bound_pct = 90;
+    setup_meter(&conf);
+    run_meter(12);
+    assert_int_equal(mchk_stats(d.mchk)->warnings, 0);
+    teardown_meter();
+    conf.bound_pct = 10;
+    conf.periods = 100000;
+    setup_meter(&conf);
+    run_meter(12);
+    assert_int_equal(mchk_stats(d.mchk)->warnings, 0);
+    assert_true(mchk_stats(d.mchk)->over > 10);
+    teardown_meter();
+    free(orig);
+}
+
+/* With model_correction the cycle decides with the rescaled model: its
+ * idle power is doubled, and the error shrinks to almost nothing. */
+static void
+test_meter_corrects(void **state)
+{
+    struct mchk_conf conf = { .bound_pct = 10, .periods = 5,
+                              .correct = true };
+    struct pol_model *orig = malloc(sizeof *orig);
+    const struct mchk_stats *st;
+    double before;
+
+    (void) state;
+    setup_meter(&conf);
+    *orig = d.model;
+    run_meter(12);
+    st = mchk_stats(d.mchk);
+    before = st->base_error;
+    assert_int_equal(st->warnings, 1);
+    assert_true(st->correcting);
+    assert_true(st->corrections > 0);
+    assert_true(fabs(st->error) < 0.02);
+    assert_true(fabs(st->error) < 0.1 * fabs(before));
+    assert_true(d.model.domains[0].idle[0].power_mw
+                > 19 * orig->domains[0].idle[0].power_mw / 10);
+    assert_true(d.model.domains[0].opps[0].busy_mw
+                < 11 * orig->domains[0].opps[0].busy_mw / 10);
+    teardown_meter();
+    free(orig);
+}
+
 int
 main(void)
 {
@@ -536,6 +761,10 @@ main(void)
         cmocka_unit_test(test_housekeeping),
 
         cmocka_unit_test(test_hint_apply),
+        cmocka_unit_test(test_meter_attribution),
+        cmocka_unit_test(test_meter_unreadable),
+        cmocka_unit_test(test_meter_warns),
+        cmocka_unit_test(test_meter_corrects),
     };
 
     log_set_level(LOG_LVL_WARN);

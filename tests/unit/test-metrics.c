@@ -420,6 +420,66 @@ test_full_render(void **unused)
     free(t);
 }
 
+/* With a model check, power and energy come as source="meter" and
+ * source="model" over the same periods, with the error and the fit; the
+ * plain source-labelled samples are not repeated. */
+static void
+test_model_check(void **unused)
+{
+    char *t = render("{\"power_watts\":40.5,\"energy_source\":\"meter\","
+                     "\"energy_joules\":900,\"model_check\":{"
+                     "\"meter\":\"psys\",\"meter_watts\":40.5,"
+                     "\"model_watts\":30.25,\"meter_joules\":800,"
+                     "\"model_joules\":600,\"error_ratio\":-0.25,"
+                     "\"original_error_ratio\":-0.5,\"busy_scale\":1.5,"
+                     "\"idle_scale\":2,\"correcting\":true,"
+                     "\"warnings_total\":1}}", NULL, true, NULL);
+    static const char *const want[] = {
+        "vpower_power_watts{source=\"meter\"} 40.5",
+        "vpower_power_watts{source=\"model\"} 30.25",
+        "vpower_energy_joules_total{source=\"meter\"} 800",
+        "vpower_energy_joules_total{source=\"model\"} 600",
+        "vpower_model_error_ratio -0.25",
+        "vpower_model_original_error_ratio -0.5",
+        "vpower_model_scale{term=\"busy\"} 1.5",
+        "vpower_model_scale{term=\"idle\"} 2",
+        "vpower_model_correcting 1",
+        "vpower_model_error_warnings_total 1",
+    };
+
+    (void) unused;
+    assert_true(check_exposition(t) > 5);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!has_line(t, want[i])) {
+            print_error("missing line: %s\n--- output ---\n%s", want[i], t);
+            fail();
+        }
+    }
+    assert_false(has_line(t, "vpower_energy_joules_total{source=\"meter\"} "
+                          "900"));
+    free(t);
+}
+
+/* Each VM's energy in its two parts (manager/attrib.h). */
+static void
+test_energy_parts(void **unused)
+{
+    char *t = render("{}", "{\"vms\":[{\"name\":\"a\",\"uuid\":\"u\","
+                     "\"policy\":\"balanced\",\"energy_joules\":10,"
+                     "\"energy_busy_joules\":6.5,"
+                     "\"energy_static_joules\":3.5}]}", true, NULL);
+
+    (void) unused;
+    assert_true(check_exposition(t) > 3);
+    assert_true(has_line(t, "vpower_vm_energy_part_joules_total{domain=\"a\","
+                         "uuid=\"u\",policy=\"balanced\",part=\"busy\"} "
+                         "6.5"));
+    assert_true(has_line(t, "vpower_vm_energy_part_joules_total{domain=\"a\","
+                         "uuid=\"u\",policy=\"balanced\",part=\"static\"} "
+                         "3.5"));
+    free(t);
+}
+
 static void
 test_daemon_down(void **unused)
 {
@@ -625,6 +685,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_render),
+        cmocka_unit_test(test_model_check),
+        cmocka_unit_test(test_energy_parts),
         cmocka_unit_test(test_daemon_down),
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_escape_label),
