@@ -301,6 +301,17 @@ housekeeping_result(struct vpd *d)
     add_int(o, "groups_absent", rep->n_absent);
     add_int(o, "irqs_moved", rep->n_irqs);
     add_int(o, "irqs_refused", rep->n_irqs_refused);
+    {
+        /* Which ones, so an operator (and a test) can tell the wakeups
+         * of a freed CPU that no program can move. */
+        struct json_object *a = json_object_new_array();
+
+        for (unsigned k = 0; k < rep->n_irqs_refused
+                        && k < DRV_HK_REFUSED_MAX; k++) {
+            json_object_array_add(a, json_object_new_int64(rep->refused[k]));
+        }
+        add(o, "irqs_refused_list", a);
+    }
     add_bool(o, "workqueues_moved", rep->wq_moved);
     add_int(o, "irqbalance_pid", rep->irqbalance_pid);
     add_str(o, "error", s->error);

@@ -269,12 +269,15 @@ extern const struct drv_host_ops drv_host_dummy;
 /* ---- Housekeeping (host work beside the guests) --------------------- */
 
 /* What one confinement moved (or, in a dry run, would move). */
+#define DRV_HK_REFUSED_MAX 32
 struct drv_hk_report {
     unsigned n_cgroups;            /* cpuset files or systemd units set */
     unsigned n_absent;             /* configured groups not present */
     unsigned n_irqs;               /* interrupts moved */
     unsigned n_irqs_refused;       /* kernel-managed: left where they
                                     * are */
+    unsigned refused[DRV_HK_REFUSED_MAX];   /* their numbers, the first
+                                             * DRV_HK_REFUSED_MAX */
     bool wq_moved;                 /* unbound workqueue mask changed */
     int irqbalance_pid;            /* > 0: irqbalance runs, interrupts
                                     * left to it */

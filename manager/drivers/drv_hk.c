@@ -52,6 +52,10 @@ hkd_confine(struct drv_hk *h, const struct cpuset *set,
         rep->n_absent = hr.n_absent;
         rep->n_irqs = hr.n_irqs;
         rep->n_irqs_refused = hr.n_irqs_refused;
+        for (unsigned k = 0; k < hr.n_irqs_refused && k < HK_REPORT_IRQS
+                             && k < DRV_HK_REFUSED_MAX; k++) {
+            rep->refused[k] = hr.refused[k];
+        }
         rep->wq_moved = hr.wq_moved;
         rep->irqbalance_pid = hr.irqbalance_pid;
     }

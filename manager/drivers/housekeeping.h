@@ -208,7 +208,10 @@ bool hk_record_from_jnl(const struct jnl_entry *, struct hk_record *);
 int hk_irq_counts(struct hk *, uint64_t *counts, size_t n);
 
 /* CPU pressure of the host work: on cgroup v2 the confined groups'
- * cpu.pressure (avg10 the highest, total the sum), else the system's
+ * cpu.pressure (avg10 the highest, total the sum); on cgroup v1, which
+ * has no per-group pressure, the growth of the groups' threads' summed
+ * run_delay (/proc/TID/schedstat) over the time since the previous call
+ * (0 on the first); without a cpuset controller the system's
  * /proc/pressure/cpu.  avg10 in percent, total in microseconds. */
 struct hk_pressure {
     double some_avg10;

@@ -26,6 +26,11 @@ struct hk {
     size_t n_refused, cap_refused;
     struct cpuset hinted;       /* Set last named in the irqbalance hint. */
 
+    /* cgroup v1 pressure (hk_cpu_pressure): the groups' summed
+     * run_delay and the monotonic time at the last call. */
+    uint64_t v1_delay_ns, v1_wall_ns;
+    bool v1_primed;
+
     char err[512];
 };
 

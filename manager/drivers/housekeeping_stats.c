@@ -11,11 +11,13 @@
 #include "manager/drivers/housekeeping_int.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "manager/log.h"
 #include "manager/util.h"
@@ -251,6 +253,109 @@ parse_pressure(struct hk *hk, const char *path, struct hk_pressure *p)
     return 0;
 }
 
+/* Largest tasks file read (one thread id per line). */
+#define HK_TASKS_MAX (256 * 1024)
+
+/* Adds to '*ns' the run_delay (time spent runnable but waiting for a
+ * CPU, /proc/TID/schedstat's second field) of every thread in the v1
+ * cgroup directory 'dir' and its subgroups.  A thread that exits
+ * meanwhile is skipped. */
+static int
+v1_delay(struct hk *hk, const char *dir, int depth, uint64_t *ns)
+{
+    char tasks[HK_PATH_MAX], path[HK_PATH_MAX], sb[128];
+    char *buf = malloc(HK_TASKS_MAX);
+    uint64_t run, delay;
+    struct dirent *e;
+    DIR *dp;
+    int n;
+
+    if (!buf) {
+        return -ENOMEM;
+    }
+    snprintf(tasks, sizeof tasks, "%s/tasks", dir);
+    n = hk->ops->read(hk->ops_aux, tasks, buf, HK_TASKS_MAX);
+    if (n < 0 && n != -ENOENT) {
+        free(buf);
+        hk_seterr(hk, "%s: %s", tasks, strerror(-n));
+        return n;
+    }
+    for (char *p = n < 0 ? "" : buf, *end; *p; p = end) {
+        unsigned long tid = strtoul(p, &end, 10);
+
+        if (end == p || (*end && *end != '\n')) {
+            hk_seterr(hk, "%s: not a thread id list", tasks);
+            free(buf);
+            return -EINVAL;
+        }
+        end += *end == '\n';
+        snprintf(path, sizeof path, "%s/%lu/schedstat", hk->proc_root, tid);
+        if (hk->ops->read(hk->ops_aux, path, sb, sizeof sb) > 0
+            && sscanf(sb, "%" SCNu64 " %" SCNu64, &run, &delay) == 2) {
+            *ns += delay;
+        }
+    }
+    free(buf);
+    dp = depth < 8 ? opendir(dir) : NULL;
+    while (dp && (e = readdir(dp))) {
+        int error;
+
+        if (e->d_type != DT_DIR || e->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        error = v1_delay(hk, path, depth + 1, ns);
+        if (error) {
+            closedir(dp);
+            return error;
+        }
+    }
+    if (dp) {
+        closedir(dp);
+    }
+    return 0;
+}
+
+/* cgroup v1 keeps no pressure per group, and the system's
+ * /proc/pressure/cpu also counts the guests' vCPU threads waiting on the
+ * CPUs they were packed onto: spreading on it would undo every packing.
+ * So the confined groups' own waiting stands for it: the growth of
+ * their summed run_delay over the wall time since the last call, in
+ * percent of that time (capped at 100; 0 on the first call). */
+static int
+v1_pressure(struct hk *hk, struct hk_pressure *out)
+{
+    char dir[HK_PATH_MAX];
+    uint64_t ns = 0, now;
+    struct timespec ts;
+    int error;
+
+    for (size_t g = 0; g < hk->n_groups; g++) {
+        if (nested(hk, hk->groups[g])) {
+            continue;
+        }
+        snprintf(dir, sizeof dir, "%s/cpuset/%s", hk->cgroup_root,
+                 hk->groups[g]);
+        error = v1_delay(hk, dir, 0, &ns);
+        if (error) {
+            return error;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    if (hk->v1_primed && now > hk->v1_wall_ns && ns > hk->v1_delay_ns) {
+        double pct = (double) (ns - hk->v1_delay_ns) * 100.0
+                     / (double) (now - hk->v1_wall_ns);
+
+        out->some_avg10 = pct > 100.0 ? 100.0 : pct;
+    }
+    out->some_total_us = ns / 1000;
+    hk->v1_delay_ns = ns;
+    hk->v1_wall_ns = now;
+    hk->v1_primed = true;
+    return 0;
+}
+
 int
 hk_cpu_pressure(struct hk *hk, struct hk_pressure *out)
 {
@@ -260,6 +365,9 @@ hk_cpu_pressure(struct hk *hk, struct hk_pressure *out)
 
     hk->err[0] = '\0';
     memset(out, 0, sizeof *out);
+    if (hk->mode == HK_MODE_V1) {
+        return v1_pressure(hk, out);
+    }
     if (hk->mode == HK_MODE_V2 || hk->mode == HK_MODE_SYSTEMD) {
         for (size_t g = 0; g < hk->n_groups; g++) {
             if (nested(hk, hk->groups[g])) {

@@ -971,9 +971,9 @@ test_garbage(void **state)
     put(pr, "interrupts", "  CPU0 CPU1\nno colon here\n");
     assert_int_equal(hk_irq_counts(hk, counts, 8), -EINVAL);
     assert_non_null(strstr(hk_error(hk), "interrupts:2"));
-    put(pr, "pressure/cpu", "some avg10=x\n");
+    put(cg, "cpuset/system.slice/tasks", "1\n2 3\n");
     assert_int_equal(hk_cpu_pressure(hk, &p), -EINVAL);
-    assert_non_null(strstr(hk_error(hk), "pressure/cpu"));
+    assert_non_null(strstr(hk_error(hk), "system.slice/tasks"));
     put(cg, "cpuacct/user.slice/cpuacct.usage", "12ab\n");
     assert_int_equal(hk_cpu_time(hk, &ns), -EINVAL);
     assert_non_null(strstr(hk_error(hk), "cpuacct.usage"));
@@ -1159,9 +1159,25 @@ test_readers(void **state)
     assert_int_equal(counts[1], 0);
     assert_int_equal(counts[2], 8);
 
-    assert_int_equal(hk_cpu_pressure(hk, &p), 0);     /* v1: system */
-    assert_true(p.some_avg10 > 1.49 && p.some_avg10 < 1.51);
-    assert_int_equal(p.some_total_us, 123456);
+    /* v1: the groups' threads' run_delay, never the system's pressure
+     * (1.50 here), which counts the packed guests' waiting too. */
+    put(cg, "cpuset/system.slice/tasks", "100\n");
+    put(cg, "cpuset/system.slice/a/tasks", "101\n102\n");
+    put(cg, "cpuset/user.slice/tasks", "");
+    put(pr, "100/schedstat", "5 2000000 7\n");
+    put(pr, "101/schedstat", "5 3000000 7\n");     /* 102 has exited */
+    assert_int_equal(hk_cpu_pressure(hk, &p), 0);
+    assert_true(p.some_avg10 == 0.0);                 /* first call */
+    assert_int_equal(p.some_total_us, 5000);
+    assert_int_equal(hk_cpu_pressure(hk, &p), 0);
+    assert_true(p.some_avg10 == 0.0);                 /* no waiting */
+    put(pr, "101/schedstat", "5 903000000 7\n");   /* +0.9 s waited */
+    assert_int_equal(hk_cpu_pressure(hk, &p), 0);
+    assert_true(p.some_avg10 > 10.0);
+    assert_int_equal(p.some_total_us, 905000);
+    put(cg, "cpuset/user.slice/tasks", "12x\n");
+    assert_int_equal(hk_cpu_pressure(hk, &p), -EINVAL);
+    assert_non_null(strstr(hk_error(hk), "user.slice/tasks"));
     /* libvirtd.service is inside system.slice: not counted twice. */
     assert_int_equal(hk_cpu_time(hk, &ns), 0);
     assert_int_equal(ns, 1000 + 20);
