@@ -781,6 +781,7 @@ book_threads(struct exec_host *h)
     for (unsigned k = 0; k < h->n_cores; k++) {
         double cap = h->core_cap[k], b[2], g[2], wt[2];
         int32_t t[2] = { h->core_thr[2 * k], h->core_thr[2 * k + 1] };
+        bool same;
         if (t[0] < 0) {
             continue;
         }
@@ -788,12 +789,20 @@ book_threads(struct exec_host *h)
             wt[i] = t[i] >= 0 ? h->cpu_home_w[t[i]] : 0;
         }
         book_core(h, k, h->core_guest[k], h->cpu_home_w, g);
+        same = h->core_work[k] == h->core_guest[k];
         for (int i = 0; i < 2; i++) {
             if (t[i] >= 0) {
                 h->cpu_home_w[t[i]] = wt[i] + h->cpu_poll_w[t[i]];
+                same = same && h->cpu_home_w[t[i]] == wt[i];
             }
         }
-        book_core(h, k, h->core_work[k], h->cpu_home_w, b);
+        /* No polling on this core: the same split as the guest's. */
+        if (same) {
+            b[0] = g[0];
+            b[1] = g[1];
+        } else {
+            book_core(h, k, h->core_work[k], h->cpu_home_w, b);
+        }
         for (int i = 0; i < 2; i++) {
             unsigned c;
 

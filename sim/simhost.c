@@ -133,10 +133,29 @@ simhost_host(struct simhost *s)
     return (struct drv_host *) s;
 }
 
+/* llround(x) for 0 <= x < 2^53 without the library call: truncation
+ * is the floor there, and x - floor(x) is exact. */
+static uint64_t
+round_half_up(double x)
+{
+    uint64_t i = (uint64_t) x;
+
+    return x - (double) i >= 0.5 ? i + 1 : i;
+}
+
+/* 'x' rounded as (uint64_t) llround(x). */
+static uint64_t
+round_u64(double x)
+{
+    return x >= 0 && x < 9007199254740992.0 ? round_half_up(x)
+                                            : (uint64_t) llround(x);
+}
+
+/* Seconds 's' as whole nanoseconds. */
 static uint64_t
 ns_of(double s)
 {
-    return (uint64_t) llround(s * 1e9);
+    return round_u64(s * 1e9);
 }
 
 double
@@ -163,7 +182,7 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
     for (unsigned c = 0; c < m->n_cpus && h->period_s > 0; c++) {
         double idle = h->period_s - h->cpu_busy_period[c];
 
-        s->idle_us[c] += (uint64_t) llround((idle > 0 ? idle : 0) * 1e6);
+        s->idle_us[c] += round_u64((idle > 0 ? idle : 0) * 1e6);
     }
     /* A host has no "active" flag: the cores in use are those some
      * vCPU or emulator may run on (the rest are parked). */
@@ -467,7 +486,7 @@ host_get_idle(struct drv_host *dh, unsigned cpu, struct drv_idle *id)
     /* All residency in one state: the cycle reads only the sum. */
     idle = h->period_s - h->cpu_busy_period[cpu];
     id->time_us[0] = s->idle_us[cpu]
-                     + (uint64_t) llround((idle > 0 ? idle : 0) * 1e6);
+                     + round_u64((idle > 0 ? idle : 0) * 1e6);
     return 0;
 }
 
