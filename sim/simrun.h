@@ -173,9 +173,11 @@ struct sim_result {
     uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
     double decide_s;              /* CPU time inside pol_decide() and */
     double cycle_s;               /* inside vpowerd's cycles
-                                   * (cycle_run(), pol_decide() included)
-                                   * and the simulated hosts' commits;
-                                   * both 0 without sim_opts.profile. */
+                                   * (cycle_run(), pol_decide() and the
+                                   * simulated drivers' answers to its
+                                   * calls included; not the commits to
+                                   * the execution model); both 0
+                                   * without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
     /* [n_vms] per trace VM for each policy that ran (owned;
      * NULL for the lower bound and policies that did not run). */
