@@ -55,7 +55,8 @@ vm_index(const struct simhost *s, const char *uuid, size_t *i)
         }
         x = x << 4 | (uint64_t) v;
     }
-    if (n != 12 || strncmp(uuid, "00000000-0000-4000-8000-", 24)
+    /* The first 24 characters exist: the loop above read past them. */
+    if (n != 12 || memcmp(uuid, "00000000-0000-4000-8000-", 24)
         || x >= s->n_vms) {
         return -ENOENT;
     }
