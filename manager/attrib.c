@@ -169,6 +169,30 @@ split_static(const struct attrib_input *in, double r, double *vm_joules,
     return host;
 }
 
+/* The model's busy power of 'cpu' at the frequency its domain ran
+ * (nominal where unknown), each domain's computed once per split in
+ * 'dom_mw' (-1: not yet; the last slot is for CPUs of no domain). */
+static double
+busy_mw(const struct attrib_input *in, int cpu, double *dom_mw)
+{
+    const struct pol_model *m = in->model;
+    unsigned slot = POL_MAX_DOMAINS;
+    uint32_t f = 0;
+
+    if (cpu >= 0 && (unsigned) cpu < m->n_cpus && cpu < POL_MAX_CPUS
+        && m->cpu_domain[cpu] < POL_MAX_DOMAINS) {
+        slot = m->cpu_domain[cpu];
+        if (in->dom_freq_khz) {
+            f = in->dom_freq_khz[slot];
+        }
+    }
+    if (dom_mw[slot] < 0) {
+        dom_mw[slot] = pol_model_busy_mw(m, slot < POL_MAX_DOMAINS
+                                               ? cpu : -1, f);
+    }
+    return dom_mw[slot];
+}
+
 static void
 scratch_free(struct attrib_scratch *s)
 {
@@ -184,8 +208,12 @@ attrib_split(const struct attrib_input *in, double *vm_joules,
              struct attrib_result *res)
 {
     double e, b = 0, e_busy, r, host;
+    double dom_mw[POL_MAX_DOMAINS + 1];
     struct attrib_scratch sc;
 
+    for (unsigned d = 0; d <= POL_MAX_DOMAINS; d++) {
+        dom_mw[d] = -1;
+    }
     zero_out(in, vm_joules, res);
     if (!in || !in->model || !in->interval_ns
         || (in->n_vms && !vm_joules) || (in->n_vcpus && !in->vcpus)) {
@@ -206,17 +234,9 @@ attrib_split(const struct attrib_input *in, double *vm_joules,
         const struct attrib_vcpu *v = &in->vcpus[i];
         uint64_t ns = v->busy_ns < in->interval_ns ? v->busy_ns
                                                    : in->interval_ns;
-        uint32_t f = 0;
         double w;
 
-        if (in->dom_freq_khz && v->cpu >= 0
-            && (unsigned) v->cpu < in->model->n_cpus
-            && v->cpu < POL_MAX_CPUS
-            && in->model->cpu_domain[v->cpu] < POL_MAX_DOMAINS) {
-            f = in->dom_freq_khz[in->model->cpu_domain[v->cpu]];
-        }
-        w = (double) ns * 1e-9
-            * pol_model_busy_mw(in->model, v->cpu, f) * 1e-3;
+        w = (double) ns * 1e-9 * busy_mw(in, v->cpu, dom_mw) * 1e-3;
         vm_joules[v->vm] += w;
         b += w;
     }
