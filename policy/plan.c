@@ -158,6 +158,24 @@ diff_pins(const struct pol_plan *cur, const struct pol_plan *next,
 #define PIN_EMU (UINT32_C(1) << 29)
 #define PIN_RANK_SHIFT 30
 
+/* Appends to 'out' ('*n' so far) the pin 'tag' (an index, with PIN_EMU
+ * for an emulator) of VM 'vm' from 'c' (NULL: unknown) to 'to' if it
+ * changes.  Returns -1 if 'out' is full. */
+static int
+add_changed(const struct pol_plan *next, uint32_t vm, const struct cpuset *c,
+            const struct cpuset *to, uint32_t tag, uint32_t *out, int *n)
+{
+    if (c && cpuset_equal(c, to)) {
+        return 0;
+    }
+    if (*n == PIN_MAX_CHANGED) {
+        return -1;
+    }
+    out[(*n)++] = tag | (uint32_t) pin_rank(next, vm, c, to)
+                        << PIN_RANK_SHIFT;
+    return 0;
+}
+
 /* Fills 'out' with the pins from 'cur' to 'next' that change, vCPUs
  * then emulators, each in index order.  Returns how many, or -1 if more
  * than PIN_MAX_CHANGED (or an index too large) change. */
@@ -171,34 +189,20 @@ changed_pins(const struct pol_plan *cur, const struct pol_plan *next,
         return -1;
     }
     for (size_t i = 0; i < next->n_vcpus; i++) {
-        const struct cpuset *c = i < cur->n_vcpus ? &cur->vcpu_allowed[i]
-                                                  : NULL;
-
-        if (c && cpuset_equal(c, &next->vcpu_allowed[i])) {
-            continue;
-        }
-        if (n == PIN_MAX_CHANGED) {
+        if (add_changed(next, next->vcpu_vm[i],
+                        i < cur->n_vcpus ? &cur->vcpu_allowed[i] : NULL,
+                        &next->vcpu_allowed[i], (uint32_t) i, out,
+                        &n) < 0) {
             return -1;
         }
-        out[n++] = (uint32_t) i
-                   | (uint32_t) pin_rank(next, next->vcpu_vm[i], c,
-                                         &next->vcpu_allowed[i])
-                     << PIN_RANK_SHIFT;
     }
     for (size_t i = 0; i < next->n_vms; i++) {
-        const struct cpuset *c = i < cur->n_vms ? &cur->vm_emulator[i]
-                                                : NULL;
-
-        if (c && cpuset_equal(c, &next->vm_emulator[i])) {
-            continue;
-        }
-        if (n == PIN_MAX_CHANGED) {
+        if (add_changed(next, (uint32_t) i,
+                        i < cur->n_vms ? &cur->vm_emulator[i] : NULL,
+                        &next->vm_emulator[i], (uint32_t) i | PIN_EMU, out,
+                        &n) < 0) {
             return -1;
         }
-        out[n++] = (uint32_t) i | PIN_EMU
-                   | (uint32_t) pin_rank(next, (uint32_t) i, c,
-                                         &next->vm_emulator[i])
-                     << PIN_RANK_SHIFT;
     }
     return n;
 }
