@@ -181,7 +181,8 @@ print_day(const struct trace_set *ts, const struct sim_result *res,
 
     printf("simulator, PlanetLab 20110303, %zu VMs, %.0f h, %u x "
            "xeon-r640-2s, %s: %.2f s wall (load %.2f s; target < %.0f s: "
-           "%s, ratio %.2f; load average %.2f on %ld online CPUs); "
+           "%s, ratio %.2f; load average %.2f at the end on %ld online "
+           "CPUs); "
            "%.2f s of CPU time: pol_decide %.2f s (%.0f %%; %llu calls, "
            "%.3f ms mean), the cycle's own code %.2f s (%.0f %%), the "
            "simulator %.2f s (%.0f %%)\n",
@@ -223,7 +224,6 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
         fprintf(stderr, "bench: %s\n", err);
         return;
     }
-    getloadavg(&load, 1);
     t1 = now_s();
     c1 = cpu_now_s();
     memset(&so, 0, sizeof so);
@@ -237,6 +237,7 @@ bench_day(const char *srcdir, const char *trace, unsigned hosts,
     rc = sim_run(&so, &res, err, sizeof err);
     t2 = now_s();
     cpu_s = cpu_now_s() - c1;
+    getloadavg(&load, 1);         /* Mostly the run's last minute. */
     if (rc) {
         fprintf(stderr, "bench: %s\n", err);
     } else {
