@@ -36,38 +36,40 @@ void cpuset_clr(struct cpuset *, unsigned cpu);
 bool cpuset_has(const struct cpuset *, unsigned cpu);
 unsigned cpuset_count(const struct cpuset *);
 
+/* The tests stop at the first word that decides: sets of a host's CPUs
+ * keep their bits in the first words. */
 static inline bool
 cpuset_empty(const struct cpuset *s)
 {
-    uint64_t x = 0;
-
     for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        x |= s->w[i];
+        if (s->w[i]) {
+            return false;
+        }
     }
-    return !x;
+    return true;
 }
 
 static inline bool
 cpuset_equal(const struct cpuset *a, const struct cpuset *b)
 {
-    uint64_t x = 0;
-
     for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        x |= a->w[i] ^ b->w[i];
+        if (a->w[i] != b->w[i]) {
+            return false;
+        }
     }
-    return !x;
+    return true;
 }
 
 /* Whether a <= b. */
 static inline bool
 cpuset_subset(const struct cpuset *a, const struct cpuset *b)
 {
-    uint64_t x = 0;
-
     for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        x |= a->w[i] & ~b->w[i];
+        if (a->w[i] & ~b->w[i]) {
+            return false;
+        }
     }
-    return !x;
+    return true;
 }
 
 static inline void
