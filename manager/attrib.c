@@ -3,10 +3,11 @@
  * Called once per decision interval by vpowerd's cycle with the vCPU
  * samples it has just taken; the exporter only reports the accumulated
  * result.  Two passes: busy energy by operating-point-weighted run time,
- * then static energy by held active cores.  The only allocation is one
- * scratch array per call (each VM's held set, the union of its vCPUs'
- * allowed sets), so the held-core count costs a set union per vCPU and
- * a walk over each VM's held CPUs. */
+ * then static energy by held active cores.  The only allocations are
+ * scratch arrays per call (each VM's held set, the union of its vCPUs'
+ * allowed sets, and a hash table of the distinct ones), so the
+ * held-core count costs a set union per vCPU and a walk over each
+ * distinct held set's CPUs: VMs sharing a pool share the walk. */
 
 #include <config.h>
 
@@ -31,16 +32,15 @@ zero_out(const struct attrib_input *in, double *vm_joules,
     }
 }
 
-#define ATTRIB_MAX_KINDS 64
-
-/* Adds one to holders[c] for each CPU c of 's' (its first 'words'
+/* Adds 'n' to holders[c] for each CPU c of 's' (its first 'words'
  * words). */
 static void
-count_holders(const struct cpuset *s, unsigned words, unsigned *holders)
+count_holders(const struct cpuset *s, unsigned words, unsigned n,
+              unsigned *holders)
 {
     for (unsigned w = 0; w < words; w++) {
         for (uint64_t x = s->w[w]; x; x &= x - 1) {
-            holders[w * 64 + (unsigned) __builtin_ctzll(x)]++;
+            holders[w * 64 + (unsigned) __builtin_ctzll(x)] += n;
         }
     }
 }
@@ -68,24 +68,56 @@ set_hash(const struct cpuset *s, unsigned words)
     for (unsigned w = 0; w < words; w++) {
         h = (h ^ s->w[w]) * UINT64_C(0x100000001b3);
     }
-    return h;
+    return h ^ h >> 29;
+}
+
+/* Scratch of split_static() for 'n' VMs, allocated together. */
+struct attrib_scratch {
+    struct cpuset *held;          /* [n] held sets; distinct ones first. */
+    size_t *kind;                 /* [n] each VM's index into 'held'. */
+    size_t *count;                /* [n] VMs per distinct set. */
+    double *share;                /* [n] each distinct set's share. */
+    size_t *slot;                 /* [n_slots] open-addressing table of
+                                   * distinct sets, SIZE_MAX empty. */
+    size_t n_slots;               /* A power of two > 2 n. */
+};
+
+/* The index in s->held of the distinct set equal to 'h' (hash 'hh'),
+ * added as the 'n_kinds'-th if new. */
+static size_t
+find_kind(struct attrib_scratch *s, const struct cpuset *h, uint64_t hh,
+          unsigned words, size_t *n_kinds)
+{
+    size_t i = (size_t) hh & (s->n_slots - 1);
+
+    while (s->slot[i] != SIZE_MAX) {
+        size_t k = s->slot[i];
+
+        if (!memcmp(s->held[k].w, h->w, words * sizeof h->w[0])) {
+            return k;
+        }
+        i = (i + 1) & (s->n_slots - 1);
+    }
+    s->slot[i] = *n_kinds;
+    s->held[*n_kinds] = *h;
+    s->count[*n_kinds] = 0;
+    return (*n_kinds)++;
 }
 
 /* Rule 2: adds each VM's share of 'r' joules by held active CPUs into
- * 'vm_joules'; returns the part left to _host.  'held' is scratch for
- * n_vms sets, 'kind' for n_vms indices and 'share' for n_vms values: a
- * VM holds the union of its vCPUs' allowed sets, and VMs holding the
- * same set (a shared pool) share one computation. */
+ * 'vm_joules'; returns the part left to _host.  A VM holds the union of
+ * its vCPUs' allowed sets; VMs holding the same set (a shared pool) are
+ * one kind, whose holder counts and share are computed once. */
 static double
 split_static(const struct attrib_input *in, double r, double *vm_joules,
-             struct cpuset *held, size_t *kind, double *share)
+             struct attrib_scratch *sc)
 {
     struct cpuset all;
     const struct cpuset *active = in->active;
     unsigned n_active, n_cpus = in->model->n_cpus;
     unsigned words = (n_cpus + 63) / 64;
     unsigned holders[POL_MAX_CPUS];
-    uint64_t *hash = (uint64_t *) share;
+    struct cpuset *held = sc->held;
     double per_cpu, host = 0;
     size_t n_kinds = 0;
 
@@ -110,28 +142,18 @@ split_static(const struct attrib_input *in, double r, double *vm_joules,
             held[v->vm].w[w] |= a->w[w] & active->w[w];
         }
     }
-    /* Distinct held sets move to the front of 'held' (their hashes to
-     * the front of 'share'); kind[vm] names the VM's. */
-    memset(holders, 0, sizeof holders);
+    /* Distinct held sets move to the front of 'held' (a VM's own set is
+     * read before any later kind can overwrite it). */
     for (size_t vm = 0; vm < in->n_vms; vm++) {
         struct cpuset h = held[vm];
-        uint64_t hh = set_hash(&h, words);
-        size_t k = 0;
+        size_t k = find_kind(sc, &h, set_hash(&h, words), words, &n_kinds);
 
-        /* Pools are few: past ATTRIB_MAX_KINDS sets, every further VM
-         * is its own kind (the search would cost more than it saves). */
-        while (k < n_kinds && k < ATTRIB_MAX_KINDS
-               && (hash[k] != hh
-                   || memcmp(held[k].w, h.w, words * sizeof h.w[0]))) {
-            k++;
-        }
-        k = k < ATTRIB_MAX_KINDS ? k : n_kinds;
-        if (k == n_kinds) {
-            held[n_kinds] = h;
-            hash[n_kinds++] = hh;
-        }
-        kind[vm] = k;
-        count_holders(&h, words, holders);
+        sc->kind[vm] = k;
+        sc->count[k]++;
+    }
+    memset(holders, 0, sizeof holders);
+    for (size_t k = 0; k < n_kinds; k++) {
+        count_holders(&held[k], words, (unsigned) sc->count[k], holders);
     }
     CPUSET_FOREACH(c, active) {
         if (!holders[c]) {
@@ -139,12 +161,46 @@ split_static(const struct attrib_input *in, double r, double *vm_joules,
         }
     }
     for (size_t k = 0; k < n_kinds; k++) {
-        share[k] = set_share(&held[k], words, holders, per_cpu);
+        sc->share[k] = set_share(&held[k], words, holders, per_cpu);
     }
     for (size_t vm = 0; vm < in->n_vms; vm++) {
-        vm_joules[vm] += share[kind[vm]];
+        vm_joules[vm] += sc->share[sc->kind[vm]];
     }
     return host;
+}
+
+/* The model's busy power of 'cpu' at the frequency its domain ran
+ * (nominal where unknown), each domain's computed once per split in
+ * 'dom_mw' (-1: not yet; the last slot is for CPUs of no domain). */
+static double
+busy_mw(const struct attrib_input *in, int cpu, double *dom_mw)
+{
+    const struct pol_model *m = in->model;
+    unsigned slot = POL_MAX_DOMAINS;
+    uint32_t f = 0;
+
+    if (cpu >= 0 && (unsigned) cpu < m->n_cpus && cpu < POL_MAX_CPUS
+        && m->cpu_domain[cpu] < POL_MAX_DOMAINS) {
+        slot = m->cpu_domain[cpu];
+        if (in->dom_freq_khz) {
+            f = in->dom_freq_khz[slot];
+        }
+    }
+    if (dom_mw[slot] < 0) {
+        dom_mw[slot] = pol_model_busy_mw(m, slot < POL_MAX_DOMAINS
+                                               ? cpu : -1, f);
+    }
+    return dom_mw[slot];
+}
+
+static void
+scratch_free(struct attrib_scratch *s)
+{
+    free(s->held);
+    free(s->kind);
+    free(s->count);
+    free(s->share);
+    free(s->slot);
 }
 
 int
@@ -159,10 +215,12 @@ attrib_split_parts(const struct attrib_input *in, double *vm_joules,
                    double *vm_busy_joules, struct attrib_result *res)
 {
     double e, b = 0, e_busy, r, host;
-    struct cpuset *held;
-    size_t *kind;
-    double *share;
+    double dom_mw[POL_MAX_DOMAINS + 1];
+    struct attrib_scratch sc;
 
+    for (unsigned d = 0; d <= POL_MAX_DOMAINS; d++) {
+        dom_mw[d] = -1;
+    }
     zero_out(in, vm_joules, res);
     zero_out(in, vm_busy_joules, NULL);
     if (!in || !in->model || !in->interval_ns
@@ -184,17 +242,9 @@ attrib_split_parts(const struct attrib_input *in, double *vm_joules,
         const struct attrib_vcpu *v = &in->vcpus[i];
         uint64_t ns = v->busy_ns < in->interval_ns ? v->busy_ns
                                                    : in->interval_ns;
-        uint32_t f = 0;
         double w;
 
-        if (in->dom_freq_khz && v->cpu >= 0
-            && (unsigned) v->cpu < in->model->n_cpus
-            && v->cpu < POL_MAX_CPUS
-            && in->model->cpu_domain[v->cpu] < POL_MAX_DOMAINS) {
-            f = in->dom_freq_khz[in->model->cpu_domain[v->cpu]];
-        }
-        w = (double) ns * 1e-9
-            * pol_model_busy_mw(in->model, v->cpu, f) * 1e-3;
+        w = (double) ns * 1e-9 * busy_mw(in, v->cpu, dom_mw) * 1e-3;
         vm_joules[v->vm] += w;
         b += w;
     }
@@ -212,21 +262,27 @@ attrib_split_parts(const struct attrib_input *in, double *vm_joules,
 
     /* Rule 2. */
     r = e - e_busy;
-    held = in->n_vms ? calloc(in->n_vms, sizeof *held) : NULL;
-    kind = in->n_vms ? calloc(in->n_vms, sizeof *kind) : NULL;
-    share = in->n_vms ? calloc(in->n_vms, sizeof *share) : NULL;
-    if (in->n_vms && (!held || !kind || !share)) {
-        free(held);
-        free(kind);
-        free(share);
-        zero_out(in, vm_joules, res);
-        zero_out(in, vm_busy_joules, NULL);
-        return -ENOMEM;
+    memset(&sc, 0, sizeof sc);
+    if (in->n_vms) {
+        sc.n_slots = 4;
+        while (sc.n_slots <= 2 * in->n_vms) {
+            sc.n_slots *= 2;
+        }
+        sc.held = calloc(in->n_vms, sizeof *sc.held);
+        sc.kind = malloc(in->n_vms * sizeof *sc.kind);
+        sc.count = malloc(in->n_vms * sizeof *sc.count);
+        sc.share = malloc(in->n_vms * sizeof *sc.share);
+        sc.slot = malloc(sc.n_slots * sizeof *sc.slot);
+        if (!sc.held || !sc.kind || !sc.count || !sc.share || !sc.slot) {
+            scratch_free(&sc);
+            zero_out(in, vm_joules, res);
+            zero_out(in, vm_busy_joules, NULL);
+            return -ENOMEM;
+        }
+        memset(sc.slot, 0xff, sc.n_slots * sizeof *sc.slot);
     }
-    host = split_static(in, r, vm_joules, held, kind, share);
-    free(held);
-    free(kind);
-    free(share);
+    host = split_static(in, r, vm_joules, &sc);
+    scratch_free(&sc);
     if (res) {
         res->busy_joules = e_busy;
         res->static_joules = r;

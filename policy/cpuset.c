@@ -12,12 +12,6 @@
 #include <string.h>
 
 void
-cpuset_zero(struct cpuset *s)
-{
-    memset(s, 0, sizeof *s);
-}
-
-void
 cpuset_set(struct cpuset *s, unsigned cpu)
 {
     if (cpu < POL_MAX_CPUS) {
@@ -39,87 +33,28 @@ cpuset_has(const struct cpuset *s, unsigned cpu)
     return cpu < POL_MAX_CPUS && (s->w[cpu / 64] >> (cpu % 64)) & 1;
 }
 
+/* Bits set in 'x' (SWAR: the target may lack a popcount instruction). */
+static unsigned
+popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333))
+        + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (unsigned) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 unsigned
 cpuset_count(const struct cpuset *s)
 {
     unsigned n = 0;
 
     for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        n += (unsigned) __builtin_popcountll(s->w[i]);
+        if (s->w[i]) {
+            n += popcount64(s->w[i]);
+        }
     }
     return n;
-}
-
-bool
-cpuset_empty(const struct cpuset *s)
-{
-    for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        if (s->w[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool
-cpuset_equal(const struct cpuset *a, const struct cpuset *b)
-{
-    return !memcmp(a->w, b->w, sizeof a->w);
-}
-
-bool
-cpuset_subset(const struct cpuset *a, const struct cpuset *b)
-{
-    for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        if (a->w[i] & ~b->w[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-void
-cpuset_and(struct cpuset *dst, const struct cpuset *a,
-           const struct cpuset *b)
-{
-    for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        dst->w[i] = a->w[i] & b->w[i];
-    }
-}
-
-void
-cpuset_or(struct cpuset *dst, const struct cpuset *a,
-          const struct cpuset *b)
-{
-    for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        dst->w[i] = a->w[i] | b->w[i];
-    }
-}
-
-void
-cpuset_andnot(struct cpuset *dst, const struct cpuset *a,
-              const struct cpuset *b)
-{
-    for (size_t i = 0; i < CPUSET_WORDS; i++) {
-        dst->w[i] = a->w[i] & ~b->w[i];
-    }
-}
-
-int
-cpuset_next(const struct cpuset *s, unsigned from)
-{
-    for (unsigned i = from / 64; from < POL_MAX_CPUS && i < CPUSET_WORDS;
-         i++) {
-        uint64_t w = s->w[i];
-
-        if (i == from / 64) {
-            w &= ~UINT64_C(0) << (from % 64);
-        }
-        if (w) {
-            return (int) (i * 64 + (unsigned) __builtin_ctzll(w));
-        }
-    }
-    return -1;
 }
 
 /* Reads a decimal CPU number at '*p'; at most 7 digits so it cannot

@@ -18,22 +18,106 @@ struct cpuset {
     uint64_t w[CPUSET_WORDS];
 };
 
-void cpuset_zero(struct cpuset *);
-void cpuset_set(struct cpuset *, unsigned cpu);   /* cpu < POL_MAX_CPUS */
+/* The whole-set operations run in every loop of the policy, the cycle
+ * and the simulator's execution model, so they are inline. */
+static inline void
+cpuset_zero(struct cpuset *s)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        s->w[i] = 0;
+    }
+}
+
+/* Single CPUs: 'cpu' >= POL_MAX_CPUS is ignored (set, clr) or absent
+ * (has).  Out of line: inlined, the range check makes the compiler warn
+ * about callers' own arrays indexed by the same CPU. */
+void cpuset_set(struct cpuset *, unsigned cpu);
 void cpuset_clr(struct cpuset *, unsigned cpu);
 bool cpuset_has(const struct cpuset *, unsigned cpu);
 unsigned cpuset_count(const struct cpuset *);
-bool cpuset_empty(const struct cpuset *);
-bool cpuset_equal(const struct cpuset *, const struct cpuset *);
-bool cpuset_subset(const struct cpuset *a, const struct cpuset *b); /* a<=b */
-void cpuset_and(struct cpuset *dst, const struct cpuset *a,
-                const struct cpuset *b);
-void cpuset_or(struct cpuset *dst, const struct cpuset *a,
-               const struct cpuset *b);
-void cpuset_andnot(struct cpuset *dst, const struct cpuset *a,
-                   const struct cpuset *b);            /* a & ~b */
+
+/* The tests stop at the first word that decides: sets of a host's CPUs
+ * keep their bits in the first words. */
+static inline bool
+cpuset_empty(const struct cpuset *s)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        if (s->w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static inline bool
+cpuset_equal(const struct cpuset *a, const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        if (a->w[i] != b->w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether a <= b. */
+static inline bool
+cpuset_subset(const struct cpuset *a, const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        if (a->w[i] & ~b->w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static inline void
+cpuset_and(struct cpuset *dst, const struct cpuset *a,
+           const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] & b->w[i];
+    }
+}
+
+static inline void
+cpuset_or(struct cpuset *dst, const struct cpuset *a,
+          const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] | b->w[i];
+    }
+}
+
+/* dst = a & ~b. */
+static inline void
+cpuset_andnot(struct cpuset *dst, const struct cpuset *a,
+              const struct cpuset *b)
+{
+    for (size_t i = 0; i < CPUSET_WORDS; i++) {
+        dst->w[i] = a->w[i] & ~b->w[i];
+    }
+}
+
 /* Lowest CPU >= 'from' in the set, or -1. */
-int cpuset_next(const struct cpuset *, unsigned from);
+static inline int
+cpuset_next(const struct cpuset *s, unsigned from)
+{
+    for (unsigned i = from / 64; from < POL_MAX_CPUS && i < CPUSET_WORDS;
+         i++) {
+        uint64_t w = s->w[i];
+
+        if (i == from / 64) {
+            w &= ~UINT64_C(0) << (from % 64);
+        }
+        if (w) {
+            return (int) (i * 64 + (unsigned) __builtin_ctzll(w));
+        }
+    }
+    return -1;
+}
+
 #define CPUSET_FOREACH(CPU, SET) \
     for (int CPU = cpuset_next(SET, 0); CPU >= 0; \
          CPU = cpuset_next(SET, (unsigned) CPU + 1))

@@ -116,6 +116,14 @@ add_shared(double *mw, bool awake, double busy, bool shallow,
     *mw += (1 - busy) * (shallow ? active_mw : idle_mw);
 }
 
+/* cpuset_has() for a 'cpu' known to be < POL_MAX_CPUS, inline: the
+ * estimate runs for every candidate plan and every simulated second. */
+static inline bool
+bit_of(const struct cpuset *s, unsigned cpu)
+{
+    return (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
 uint32_t
 pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
                     const uint32_t *cpu_busy_ppm)
@@ -132,7 +140,8 @@ pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
     unsigned ncpu = m->n_cpus < POL_MAX_CPUS ? m->n_cpus : POL_MAX_CPUS;
 
     memset(flags, 0, sizeof flags);
-    for (unsigned i = 0; i < POL_MAX_DOMAINS; i++) {
+    /* Only the model's domains are read below. */
+    for (unsigned i = 0; i < m->n_domains && i < POL_MAX_DOMAINS; i++) {
         dom_idle[i] = 1;
         dom_awake[i] = dom_shallow[i] = false;
     }
@@ -153,12 +162,12 @@ pol_energy_power_mw(const struct pol_model *m, const struct pol_plan *plan,
             idle_prob[k] = 1;
             limit[k] = -1;
         }
-        if (cpuset_has(&plan->offline, c)) {
+        if (bit_of(&plan->offline, c)) {
             continue;
         }
         flags[k] |= 4;
         idle_prob[k] *= 1 - u;
-        if (cpuset_has(&plan->active, c)) {
+        if (bit_of(&plan->active, c)) {
             flags[k] |= 2;
             if (lim >= 0 && (limit[k] < 0 || lim < limit[k])) {
                 limit[k] = (int8_t) lim;

@@ -152,6 +152,86 @@ diff_pins(const struct pol_plan *cur, const struct pol_plan *next,
     }
 }
 
+/* Pins that change, collected once: low bits the vCPU or VM index,
+ * PIN_EMU marks an emulator, the rank in the top bits. */
+#define PIN_MAX_CHANGED 512
+#define PIN_EMU (UINT32_C(1) << 29)
+#define PIN_RANK_SHIFT 30
+
+/* Appends to 'out' ('*n' so far) the pin 'tag' (an index, with PIN_EMU
+ * for an emulator) of VM 'vm' from 'c' (NULL: unknown) to 'to' if it
+ * changes.  Returns -1 if 'out' is full. */
+static int
+add_changed(const struct pol_plan *next, uint32_t vm, const struct cpuset *c,
+            const struct cpuset *to, uint32_t tag, uint32_t *out, int *n)
+{
+    if (c && cpuset_equal(c, to)) {
+        return 0;
+    }
+    if (*n == PIN_MAX_CHANGED) {
+        return -1;
+    }
+    out[(*n)++] = tag | (uint32_t) pin_rank(next, vm, c, to)
+                        << PIN_RANK_SHIFT;
+    return 0;
+}
+
+/* Fills 'out' with the pins from 'cur' to 'next' that change, vCPUs
+ * then emulators, each in index order.  Returns how many, or -1 if more
+ * than PIN_MAX_CHANGED (or an index too large) change. */
+static int
+changed_pins(const struct pol_plan *cur, const struct pol_plan *next,
+             uint32_t *out)
+{
+    int n = 0;
+
+    if (next->n_vcpus >= PIN_EMU || next->n_vms >= PIN_EMU) {
+        return -1;
+    }
+    for (size_t i = 0; i < next->n_vcpus; i++) {
+        if (add_changed(next, next->vcpu_vm[i],
+                        i < cur->n_vcpus ? &cur->vcpu_allowed[i] : NULL,
+                        &next->vcpu_allowed[i], (uint32_t) i, out,
+                        &n) < 0) {
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < next->n_vms; i++) {
+        if (add_changed(next, (uint32_t) i,
+                        i < cur->n_vms ? &cur->vm_emulator[i] : NULL,
+                        &next->vm_emulator[i], (uint32_t) i | PIN_EMU, out,
+                        &n) < 0) {
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* Emits the changed pins 'ch' ('n', from changed_pins()) of rank
+ * 'rank', in the order diff_pins() would. */
+static void
+emit_changed(const struct pol_plan *next, const uint32_t *ch, int n,
+             enum pin_rank rank, struct pol_action *acts, size_t max,
+             size_t *na)
+{
+    for (int k = 0; k < n; k++) {
+        uint32_t i = ch[k] & (PIN_EMU - 1);
+
+        if (ch[k] >> PIN_RANK_SHIFT != (uint32_t) rank) {
+            continue;
+        }
+        if (ch[k] & PIN_EMU) {
+            emit(acts, max, na, (struct pol_action) {
+                .type = POL_A_PIN_EMULATOR, .vm = i,
+                .set = next->vm_emulator[i] });
+        } else {
+            emit(acts, max, na, (struct pol_action) {
+                .type = POL_A_PIN_VCPU, .vm = next->vcpu_vm[i],
+                .vcpu = i, .set = next->vcpu_allowed[i] });
+        }
+    }
+}
+
 /* True if an idle limit going from 'from' to 'to' is shallower (a
  * faster wake-up); -1 is no limit, the deepest. */
 static bool
@@ -189,7 +269,9 @@ int
 pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
               struct pol_action *acts, size_t max)
 {
+    uint32_t ch[PIN_MAX_CHANGED];
     size_t n = 0;
+    int n_ch;
 
     /* 1. Online CPUs that leave the offline set. */
     CPUSET_FOREACH (c, &cur->offline) {
@@ -206,8 +288,13 @@ pol_plan_diff(const struct pol_plan *cur, const struct pol_plan *next,
      * hint, then performance VMs, then sets that only widen, then the
      * narrowing ones, so no one loses CPUs before the VMs that need
      * them have theirs. */
+    n_ch = changed_pins(cur, next, ch);
     for (enum pin_rank r = RANK_HINT; r <= RANK_REST; r++) {
-        diff_pins(cur, next, r, acts, max, &n);
+        if (n_ch >= 0) {
+            emit_changed(next, ch, n_ch, r, acts, max, &n);
+        } else {
+            diff_pins(cur, next, r, acts, max, &n);
+        }
     }
     /* 4. Slow down: lower frequencies, deeper idle limits, once the
      * vCPUs have left. */

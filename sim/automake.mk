@@ -35,7 +35,8 @@ sim_vpower_sim_LDADD = $(SIM_LDADD)
 sim_vpower_sim_LDFLAGS = -pthread
 
 # `make bench`: prints pol_decide() latency on a synthetic 256-CPU host
-# and the wall time of one PlanetLab day; never part of `make check`.
+# and the wall and CPU time of one PlanetLab day (split into pol_decide,
+# the cycle's own code and the simulator); never part of `make check`.
 noinst_PROGRAMS += sim/bench
 sim_bench_SOURCES = sim/bench.c
 sim_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)

@@ -60,6 +60,13 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     h->ready_ivl_s = sim_xcalloc(nv, sizeof *h->ready_ivl_s);
     h->vcpu_group = sim_xcalloc(nv, sizeof *h->vcpu_group);
     h->groups = sim_xcalloc(nv, sizeof *h->groups);
+    h->group_members = sim_xcalloc(nv ? nv : 1, sizeof *h->group_members);
+    h->group_hash = sim_xcalloc(nv ? nv : 1, sizeof *h->group_hash);
+    h->n_group_slots = 4;
+    while (h->n_group_slots <= 2 * nv) {
+        h->n_group_slots *= 2;
+    }
+    h->group_slot = sim_xcalloc(h->n_group_slots, sizeof *h->group_slot);
     h->n_cores = 0;
     for (unsigned c = 0; c < m->n_cpus; c++) {
         if (m->cpu_core[c] + 1u > h->n_cores) {
@@ -107,7 +114,6 @@ free_groups(struct exec_host *h)
         free(h->groups[g].cores);
         free(h->groups[g].lim);
         free(h->groups[g].nthr);
-        free(h->groups[g].members);
     }
     h->n_groups = 0;
 }
@@ -134,6 +140,9 @@ exec_host_destroy(struct exec_host *h)
     free(h->ready_ivl_s);
     free(h->vcpu_group);
     free(h->groups);
+    free(h->group_members);
+    free(h->group_hash);
+    free(h->group_slot);
     free(h->core_cap);
     free(h->core_threads);
     free(h->core_full);
@@ -221,6 +230,56 @@ refresh_caps(struct exec_host *h)
     }
 }
 
+/* Groups the vCPUs by identical allowed set restricted to 'online', in
+ * order of first appearance, each group's members in vCPU order
+ * (h->vcpu_group[v] is the unsorted group index). */
+static void
+group_vcpus(struct exec_host *h, const struct cpuset *online)
+{
+    const struct pol_plan *p = h->plan;
+    size_t mask = h->n_group_slots - 1, off = 0;
+
+    memset(h->group_slot, 0xff, h->n_group_slots * sizeof *h->group_slot);
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        struct cpuset s;
+        uint64_t hs;
+        size_t i, g;
+
+        cpuset_and(&s, &p->vcpu_allowed[v], online);
+        hs = set_hash(&s);
+        i = (size_t) (hs ^ hs >> 29 ^ hs >> 47) & mask;
+        while ((g = h->group_slot[i]) != SIZE_MAX
+               && (h->group_hash[g] != hs
+                   || !cpuset_equal(&h->groups[g].set, &s))) {
+            i = (i + 1) & mask;
+        }
+        if (g == SIZE_MAX) {
+            struct exec_group *gr;
+
+            g = h->n_groups++;
+            gr = &h->groups[g];
+            memset(gr, 0, sizeof *gr);
+            gr->set = s;
+            gr->n_online = cpuset_count(&s);
+            gr->first_cpu = cpuset_next(&s, 0);
+            h->group_hash[g] = hs;
+            h->group_slot[i] = g;
+        }
+        h->vcpu_group[v] = (uint32_t) g;
+        h->groups[g].n_members++;
+    }
+    for (size_t g = 0; g < h->n_groups; g++) {
+        h->groups[g].members = h->group_members + off;
+        off += h->groups[g].n_members;
+        h->groups[g].n_members = 0;
+    }
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        struct exec_group *gr = &h->groups[h->vcpu_group[v]];
+
+        gr->members[gr->n_members++] = (uint32_t) v;
+    }
+}
+
 /* Rebuilds the vCPU groups and homes of the plan, then capacities. */
 static void
 build_groups(struct exec_host *h)
@@ -229,7 +288,6 @@ build_groups(struct exec_host *h)
     struct pol_plan *p = h->plan;
     struct cpuset online;
     unsigned *in_set = sim_xcalloc(h->n_cores, sizeof *in_set);
-    uint64_t *hashes = sim_xcalloc(h->n_vcpus, sizeof *hashes);
 
     free_groups(h);
     cpuset_zero(&online);
@@ -250,30 +308,7 @@ build_groups(struct exec_host *h)
             h->core_threads[k]++;
         }
     }
-    /* Group vCPUs by identical allowed set (restricted to online). */
-    for (size_t v = 0; v < h->n_vcpus; v++) {
-        struct cpuset s;
-        uint64_t hs;
-        size_t g;
-
-        cpuset_and(&s, &p->vcpu_allowed[v], &online);
-        hs = set_hash(&s);
-        for (g = 0; g < h->n_groups; g++) {
-            if (hashes[g] == hs && cpuset_equal(&h->groups[g].set, &s)) {
-                break;
-            }
-        }
-        if (g == h->n_groups) {
-            struct exec_group *gr = &h->groups[h->n_groups++];
-            memset(gr, 0, sizeof *gr);
-            gr->set = s;
-            gr->n_online = cpuset_count(&s);
-            gr->first_cpu = cpuset_next(&s, 0);
-            gr->members = sim_xcalloc(h->n_vcpus, sizeof *gr->members);
-            hashes[g] = hs;
-        }
-        h->groups[g].members[h->groups[g].n_members++] = (uint32_t) v;
-    }
+    group_vcpus(h, &online);
     qsort(h->groups, h->n_groups, sizeof *h->groups, cmp_group_size);
     for (size_t g = 0; g < h->n_groups; g++) {
         struct exec_group *gr = &h->groups[g];
@@ -300,7 +335,6 @@ build_groups(struct exec_host *h)
         }
     }
     free(in_set);
-    free(hashes);
     /* Home CPUs: the kernel wakes a vCPU on its previous CPU when it can,
      * and places new ones on the least loaded core of their set.  Homes
      * are sticky while they stay in the vCPU's set. */
@@ -781,6 +815,7 @@ book_threads(struct exec_host *h)
     for (unsigned k = 0; k < h->n_cores; k++) {
         double cap = h->core_cap[k], b[2], g[2], wt[2];
         int32_t t[2] = { h->core_thr[2 * k], h->core_thr[2 * k + 1] };
+        bool same;
         if (t[0] < 0) {
             continue;
         }
@@ -788,12 +823,20 @@ book_threads(struct exec_host *h)
             wt[i] = t[i] >= 0 ? h->cpu_home_w[t[i]] : 0;
         }
         book_core(h, k, h->core_guest[k], h->cpu_home_w, g);
+        same = h->core_work[k] == h->core_guest[k];
         for (int i = 0; i < 2; i++) {
             if (t[i] >= 0) {
                 h->cpu_home_w[t[i]] = wt[i] + h->cpu_poll_w[t[i]];
+                same = same && h->cpu_home_w[t[i]] == wt[i];
             }
         }
-        book_core(h, k, h->core_work[k], h->cpu_home_w, b);
+        /* No polling on this core: the same split as the guest's. */
+        if (same) {
+            b[0] = g[0];
+            b[1] = g[1];
+        } else {
+            book_core(h, k, h->core_work[k], h->cpu_home_w, b);
+        }
         for (int i = 0; i < 2; i++) {
             unsigned c;
 

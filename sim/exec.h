@@ -88,6 +88,11 @@ struct exec_host {
     /* Groups of vCPUs with one allowed set, smallest set first. */
     size_t n_groups;
     struct exec_group *groups;
+    uint32_t *group_members;      /* [n_vcpus]: the groups' members. */
+    uint64_t *group_hash;         /* [n_vcpus]: each group's set hash. */
+    size_t *group_slot;           /* [n_group_slots]: hash table of the
+                                   * groups' sets, SIZE_MAX empty. */
+    size_t n_group_slots;         /* A power of two > 2 n_vcpus. */
 
     /* Per physical core (index = model core id) and per CPU. */
     unsigned n_cores;

@@ -56,7 +56,8 @@ vm_index(const struct simhost *s, const char *uuid, size_t *i)
         }
         x = x << 4 | (uint64_t) v;
     }
-    if (n != 12 || strncmp(uuid, "00000000-0000-4000-8000-", 24)
+    /* The first 24 characters exist: the loop above read past them. */
+    if (n != 12 || memcmp(uuid, "00000000-0000-4000-8000-", 24)
         || x >= s->n_vms) {
         return -ENOENT;
     }
@@ -134,10 +135,29 @@ simhost_host(struct simhost *s)
     return (struct drv_host *) s;
 }
 
+/* llround(x) for 0 <= x < 2^53 without the library call: truncation
+ * is the floor there, and x - floor(x) is exact. */
+static uint64_t
+round_half_up(double x)
+{
+    uint64_t i = (uint64_t) x;
+
+    return x - (double) i >= 0.5 ? i + 1 : i;
+}
+
+/* 'x' rounded as (uint64_t) llround(x). */
+static uint64_t
+round_u64(double x)
+{
+    return x >= 0 && x < 9007199254740992.0 ? round_half_up(x)
+                                            : (uint64_t) llround(x);
+}
+
+/* Seconds 's' as whole nanoseconds. */
 static uint64_t
 ns_of(double s)
 {
-    return (uint64_t) llround(s * 1e9);
+    return round_u64(s * 1e9);
 }
 
 double
@@ -146,15 +166,20 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
     struct exec_host *h = s->h;
     const struct pol_model *m = s->m;
     struct pol_plan *p = s->pending;
+    uint32_t cpu_cap[POL_MAX_CPUS];
     double fed = 0;
 
+    /* Each CPU's capacity at the frequency it ran. */
+    for (unsigned c = 0; c < m->n_cpus && c < POL_MAX_CPUS; c++) {
+        cpu_cap[c] = pol_model_capacity_at(m, c,
+                         h->plan->dom_freq_khz[m->cpu_domain[c]]);
+    }
     for (size_t v = 0; v < h->n_vcpus && h->period_s > 0; v++) {
         double poll = halt_period_poll_s(h, v);
         double busy = h->busy_s[v] + (s->halt_stats ? 0 : poll);
         int cpu = h->applied ? h->vcpu_cpu[v] : -1;
-        uint32_t khz = cpu >= 0 ? h->plan->dom_freq_khz[m->cpu_domain[cpu]]
-                                : 0;
-        uint32_t cap = cpu >= 0 ? pol_model_capacity_at(m, cpu, khz) : 0;
+        uint32_t cap = cpu >= 0 && (unsigned) cpu < m->n_cpus
+                       && cpu < POL_MAX_CPUS ? cpu_cap[cpu] : 0;
 
         fed += busy * (cap ? cap : POL_CAPACITY_SCALE) / POL_CAPACITY_SCALE;
         s->time_ns[v] += ns_of(h->busy_s[v] + poll);
@@ -164,7 +189,7 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
     for (unsigned c = 0; c < m->n_cpus && h->period_s > 0; c++) {
         double idle = h->period_s - h->cpu_busy_period[c];
 
-        s->idle_us[c] += (uint64_t) llround((idle > 0 ? idle : 0) * 1e6);
+        s->idle_us[c] += round_u64((idle > 0 ? idle : 0) * 1e6);
     }
     /* A host has no "active" flag: the cores in use are those some
      * vCPU or emulator may run on (the rest are parked). */
@@ -468,7 +493,7 @@ host_get_idle(struct drv_host *dh, unsigned cpu, struct drv_idle *id)
     /* All residency in one state: the cycle reads only the sum. */
     idle = h->period_s - h->cpu_busy_period[cpu];
     id->time_us[0] = s->idle_us[cpu]
-                     + (uint64_t) llround((idle > 0 ? idle : 0) * 1e6);
+                     + round_u64((idle > 0 ? idle : 0) * 1e6);
     return 0;
 }
 

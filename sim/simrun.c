@@ -264,6 +264,9 @@ vpower_cycle(struct host *hs, int p, uint64_t t, uint64_t *next_s,
 
     vi->t = t;
     cycle_run(d, true);
+    if (vi->o->profile) {
+        res->cycle_s += thread_cpu_s() - t0;
+    }
     if (d->n_decisions == n0) {
         snprintf(err, errlen, "pol_decide (%s) failed at t=%llu s",
                  sim_pol_name(p), (unsigned long long) t);
@@ -273,9 +276,6 @@ vpower_cycle(struct host *hs, int p, uint64_t t, uint64_t *next_s,
         cap[dm] = thermal_capped(vi->o, dm, t) ? vi->o->thermal_cap_khz : 0;
     }
     vi->fed_load_s += simhost_commit(vi->sh, cap);
-    if (vi->o->profile) {
-        res->cycle_s += thread_cpu_s() - t0;
-    }
     res->decide_s += (d->cyc->decide_ns - in0) / 1e9;
     res->n_decisions++;
     sec = (cycle_next_delay_ns(d) + 500000000) / 1000000000;

@@ -200,9 +200,11 @@ struct sim_result {
     uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
     double decide_s;              /* CPU time inside pol_decide() and */
     double cycle_s;               /* inside vpowerd's cycles
-                                   * (cycle_run(), pol_decide() included)
-                                   * and the simulated hosts' commits;
-                                   * both 0 without sim_opts.profile. */
+                                   * (cycle_run(), pol_decide() and the
+                                   * simulated drivers' answers to its
+                                   * calls included; not the commits to
+                                   * the execution model); both 0
+                                   * without sim_opts.profile. */
     struct sim_row rows[SIM_N_POL];
     double late_j_per_core_s;     /* sim_late_j_per_core_s() of the model. */
     double cheap_j_per_core_s;    /* sim_finish_mj_per_unit_s(), per

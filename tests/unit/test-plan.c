@@ -163,12 +163,58 @@ test_diff_order(void **state)
     pol_plan_destroy(b);
 }
 
+/* 'n' one-vCPU VMs all move from CPU 1 to CPU 2; every third has a
+ * latency hint: the hinted VMs' pins come first, then the others, each
+ * in index order, however many pins change at once. */
+static void
+diff_many(size_t n)
+{
+    struct pol_plan *a = pol_plan_create(n, n);
+    struct pol_plan *b = pol_plan_create(n, n);
+    struct pol_action *acts = calloc(n, sizeof *acts);
+    size_t i = 0;
+    int got;
+
+    assert_non_null(acts);
+    a->n_vms = b->n_vms = a->n_vcpus = b->n_vcpus = n;
+    for (size_t v = 0; v < n; v++) {
+        a->vcpu_vm[v] = b->vcpu_vm[v] = (uint32_t) v;
+        cpuset_set(&a->vcpu_allowed[v], 1);
+        cpuset_set(&b->vcpu_allowed[v], 2);
+        b->vm_reason[v] = v % 3 ? POL_R_PACKED : POL_R_LATENCY_HINT;
+    }
+    got = pol_plan_diff(a, b, acts, n);
+    assert_int_equal(got, (int) n);
+    for (size_t v = 0; v < n; v += 3) {
+        expect(acts, (int) i++, POL_A_PIN_VCPU, (uint32_t) v);
+    }
+    for (size_t v = 0; v < n; v++) {
+        if (v % 3) {
+            expect(acts, (int) i++, POL_A_PIN_VCPU, (uint32_t) v);
+        }
+    }
+    /* One slot short: no room. */
+    assert_int_equal(pol_plan_diff(a, b, acts, n - 1), -ENOSPC);
+    free(acts);
+    pol_plan_destroy(a);
+    pol_plan_destroy(b);
+}
+
+static void
+test_diff_many(void **state)
+{
+    (void) state;
+    diff_many(40);
+    diff_many(1500);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_order),
+        cmocka_unit_test(test_diff_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
