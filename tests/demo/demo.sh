@@ -66,10 +66,17 @@ for g in $guests; do vp_guest_wait_ready "$g" 180; done
 echo "three guests running, each waking every 100 ms for a short burst:"
 vp_virsh list | grep "$VP_PREFIX"
 
+# irqs CPU: device interrupts the CPU has taken so far (the numbered
+# rows of /proc/interrupts).
+irqs() {
+    awk -v c=$(($1 + 2)) '$1 ~ /^[0-9]+:$/ { s += $c } END { printf "%.0f\n", s }' /proc/interrupts
+}
 say "without vpowerd: host CPU 1 over $measure_s s"
 sleep 3
+i0=$(irqs 1)
 before=$(vp_cpu_nonidle_pct 1 "$measure_s")
-echo "cpu1 non-idle: $before %   (from /sys/devices/system/cpu/cpu1/cpuidle/state*/time)"
+irq_before=$(($(irqs 1) - i0))
+echo "cpu1 non-idle: $before %, $irq_before device interrupts   (from /sys/devices/system/cpu/cpu1/cpuidle/state*/time and /proc/interrupts)"
 
 say "starting vpowerd and vpower-exporter"
 fx=$VPD_TMP/sys
@@ -80,6 +87,7 @@ managed_cpus 0-1
 pack_dwell_ms 3000
 control_socket $sock
 journal $VPD_TMP/journal
+housekeeping yes
 EOF
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$VPD_TMP/vpowerd.log" --config "$VPD_TMP/vpowerd.conf" \
@@ -121,15 +129,19 @@ done
 freed=1
 [ "$pins" = 1 ] && freed=0
 say "with vpowerd: host CPU $freed (the one it freed) over $measure_s s"
+i0=$(irqs "$freed")
 after=$(vp_cpu_nonidle_pct "$freed" "$measure_s")
-echo "cpu$freed non-idle: $after %   (without vpowerd, cpu1 was $before %)"
+irq_after=$(($(irqs "$freed") - i0))
+echo "cpu$freed non-idle: $after %, $irq_after device interrupts   (without vpowerd, cpu1 was $before %, $irq_before interrupts)"
+echo "housekeeping (host services, interrupts and kernel workqueues follow the active set):"
+ctl status | grep -A2 '^Housekeeping:' || true
 
 say "a few metrics from the exporter (http://127.0.0.1:$port/metrics)"
 curl -s "http://127.0.0.1:$port/metrics" |
-    grep -E '^vpower_(up|active_cpus|power_watts|cpu_state|vm_energy_joules_total|decisions_total)' |
-    head -n 20
+    grep -E '^vpower_(up|active_cpus|power_watts|cpu_state|vm_energy_joules_total|decisions_total|housekeeping_state|cpu_interrupts_total)' |
+    grep -v ' 0$' | head -n 24
 
-say "stopping vpowerd: it restores every pin it changed"
+say "stopping vpowerd: it restores every pin, interrupt and cpuset it changed"
 vpd_stop
 echo "vpowerd exited $VPD_RC"
 for g in $guests; do

@@ -28,7 +28,8 @@ VPOWERD_TESTS = \
 	tests/integration/018-vpowerd-agents.sh \
 	tests/integration/019-vpowerd-migration.sh \
 	tests/integration/020-vpowerd-meters.sh \
-	tests/integration/021-vpowerd-housekeeping.sh
+	tests/integration/021-vpowerd-housekeeping.sh \
+	tests/integration/023-vpowerd-hk-guests.sh
 dist_check_SCRIPTS += $(VPOWERD_TESTS)
 TESTS += $(VPOWERD_TESTS)
 EXTRA_DIST += tests/integration/vpowerd-lib.sh \

@@ -14,6 +14,14 @@
 # No libvirt configuration is changed: the test domains run QEMU as root
 # through a per-domain <seclabel model='dac'> instead (see lib.sh).
 #
+# Where systemd is PID 1 each daemon runs in its own unit's cgroup
+# (system.slice/libvirtd.service, ...), which is where vpowerd's
+# housekeeping finds host work.  Without systemd the daemons are started
+# in cgroups of the same names (cgroup v1: in the cpuset and cpuacct
+# hierarchies, each new cpuset given its parent's CPUs and memory nodes;
+# v2: in the unified tree), so the machine looks like a systemd host to
+# vpowerd.  `stop` removes the cgroups it made once they are empty.
+#
 # Exit status: 0 ok, 1 failure (message on stderr), 2 usage.
 set -eu
 
@@ -66,6 +74,52 @@ record() {  # record NAME PID
     echo "$1 $2" >> "$state"
 }
 
+# unit_cgroup NAME: makes system.slice/NAME.service where the machine has
+# cgroups (recording each directory made) and prints the files a process
+# writes its pid to, one per line.
+unit_cgroup() {
+    local rel=system.slice/$1.service h d parent
+    if [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
+        for h in cpuset cpuacct; do
+            [ -d "/sys/fs/cgroup/$h" ] || continue
+            parent=/sys/fs/cgroup/$h
+            for d in system.slice "$rel"; do
+                if [ ! -d "/sys/fs/cgroup/$h/$d" ]; then
+                    mkdir "/sys/fs/cgroup/$h/$d" || return 0
+                    echo "cgroup /sys/fs/cgroup/$h/$d" >> "$state"
+                    if [ "$h" = cpuset ]; then
+                        cat "$parent/cpuset.cpus" > "/sys/fs/cgroup/$h/$d/cpuset.cpus"
+                        cat "$parent/cpuset.mems" > "/sys/fs/cgroup/$h/$d/cpuset.mems"
+                    fi
+                fi
+                parent=/sys/fs/cgroup/$h/$d
+            done
+            echo "/sys/fs/cgroup/$h/$rel/tasks"
+        done
+    elif [ -f /sys/fs/cgroup/cgroup.procs ] && [ ! -d /run/systemd/system ]; then
+        for d in system.slice "$rel"; do
+            if [ ! -d "/sys/fs/cgroup/$d" ]; then
+                mkdir "/sys/fs/cgroup/$d" || return 0
+                echo "cgroup /sys/fs/cgroup/$d" >> "$state"
+            fi
+        done
+        echo "/sys/fs/cgroup/$rel/cgroup.procs"
+    fi
+}
+
+# in_unit NAME CMD...: runs CMD in NAME's cgroup (its children, the
+# daemon after -d, stay there).
+in_unit() {
+    local name=$1 f
+    shift
+    (
+        for f in $(unit_cgroup "$name"); do
+            echo "$BASHPID" > "$f" || log "could not enter $f"
+        done
+        exec "$@"
+    )
+}
+
 do_start() {
     [ "$(id -u)" = 0 ] || die "must run as root to start libvirtd"
     [ -x "$libvirtd_bin" ] || die "$libvirtd_bin missing (apt-get install libvirt-daemon-system)"
@@ -77,7 +131,7 @@ do_start() {
         log "virtlogd already running"
     else
         log "starting virtlogd"
-        LIBVIRT_LOG_OUTPUTS="3:file:$statedir/virtlogd.log" "$virtlogd_bin" -d 9>&- ||
+        LIBVIRT_LOG_OUTPUTS="3:file:$statedir/virtlogd.log" in_unit virtlogd "$virtlogd_bin" -d 9>&- ||
             die "virtlogd -d failed (see $statedir/virtlogd.log)"
         wait_for virtlogd_running || die "virtlogd did not come up within ${timeout}s"
         record virtlogd "$(pidfile_pid /run/virtlogd.pid "$virtlogd_bin")"
@@ -91,7 +145,7 @@ do_start() {
             log "libvirtd runs but does not answer yet; waiting"
         else
             log "starting libvirtd"
-            LIBVIRT_LOG_OUTPUTS="3:file:$statedir/libvirtd.log" "$libvirtd_bin" -d 9>&- ||
+            LIBVIRT_LOG_OUTPUTS="3:file:$statedir/libvirtd.log" in_unit libvirtd "$libvirtd_bin" -d 9>&- ||
                 die "libvirtd -d failed (see $statedir/libvirtd.log)"
         fi
         wait_for libvirtd_running ||
@@ -113,6 +167,7 @@ do_stop() {
         case "$name" in
             libvirtd) bin=$libvirtd_bin ;;
             virtlogd) bin=$virtlogd_bin ;;
+            cgroup) continue ;;
             *) continue ;;
         esac
         if ! pid_is "$pid" "$bin"; then
@@ -127,6 +182,15 @@ do_stop() {
             log "$name (pid $pid) ignored SIGTERM; sending SIGKILL"
             kill -KILL "$pid" 2>/dev/null || true
         fi
+    done
+    # The cgroups made for them, deepest first, once empty.
+    tac "$state" | while read -r name pid; do
+        [ "$name" = cgroup ] || continue
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            rmdir "$pid" 2>/dev/null && break
+            sleep 0.2
+        done
+        [ ! -d "$pid" ] || log "cgroup $pid still in use: left"
     done
     rm -f "$state"
 }
