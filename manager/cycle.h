@@ -16,8 +16,8 @@
  * (manager/drivers/drv.h and the meter's, manager/drivers/meter.h),
  * reads time only from the clock its caller hands in, and reaches
  * everything else (finer vCPU counters, measured frequency, thermal
- * caps, the journal, the record) through optional hooks.  So vpowerd (libvirt and sysfs drivers, the
- * monotonic clock), the simulator (drivers backed by its execution
+ * caps, the journal, the record) through optional hooks.  So vpowerd
+ * (libvirt and sysfs drivers, the monotonic clock), the simulator (drivers backed by its execution
  * model, a virtual clock), the replay of a recording (drivers answering
  * from it, sim/replayhost.h) and the unit tests (dummy drivers) run the
  * same code.

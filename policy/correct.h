@@ -15,8 +15,8 @@
  * When the load hardly changes the ratio of busy to static energy, the
  * two scales cannot be told apart: both are then the one common scale
  * (meter / model), the least-squares answer the data supports; a small
- * ridge term pulls a barely separable fit the same way.  Pure arithmetic: no I/O,
- * no clock, the state is the caller's. */
+ * ridge term pulls a barely separable fit the same way.  Pure
+ * arithmetic: no I/O, no clock, the state is the caller's. */
 
 #ifndef VPOWER_POLICY_CORRECT_H
 #define VPOWER_POLICY_CORRECT_H 1

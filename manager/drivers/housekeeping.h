@@ -18,9 +18,10 @@
  *    Groups that do not exist are skipped and counted.
  *  - device interrupts: /proc/irq/N/smp_affinity_list.  An interrupt the
  *    kernel refuses to move (EIO or EPERM: kernel-managed) is skipped
- *    and logged with its /proc/interrupts name.  If irqbalance runs, interrupts are
- *    left alone (it would move them back) and the operator is told which
- *    IRQBALANCE_BANNED_CPULIST to set; see docs/housekeeping.md.
+ *    and logged with its /proc/interrupts name.  If irqbalance runs,
+ *    interrupts are left alone (it would move them back) and the
+ *    operator is told which IRQBALANCE_BANNED_CPULIST to set; see
+ *    docs/housekeeping.md.
  *  - unbound kernel workqueues: the hex mask in
  *    /sys/devices/virtual/workqueue/cpumask.
  *
