@@ -811,6 +811,59 @@ read_sched_core(struct vpd *d)
              d->sched_core ? ": different VMs never share a core" : "");
 }
 
+/* Step 2 of vpd_start(): the managed CPUs, brought online before
+ * topology and capabilities are read (an offline CPU hides its cpufreq
+ * and cpuidle directories); a CPU that will not come online is left
+ * unmanaged.  -EINVAL if no managed CPU is present. */
+static int
+take_cpus(struct vpd *d, char *err, size_t errlen)
+{
+    struct cycle *cy = d->cyc;
+    int r;
+
+    cpuset_zero(&cy->managed);
+    cpuset_zero(&cy->online);
+    for (unsigned c = 0; c < d->n_cpus; c++) {
+        bool online = false;
+
+        d->cpus[c].present = true;
+        if (d->conf.managed_set && !cpuset_has(&d->conf.managed, c)) {
+            continue;
+        }
+        d->cpus[c].managed = true;
+        cpuset_set(&cy->managed, c);
+        if (d->host_ops->is_online(d->host, c, &online) < 0) {
+            online = true;          /* No hotplug file: CPU0 and friends. */
+        }
+        d->cpus[c].online = online;
+        if (!online && !d->dry_run) {
+            r = cycle_set_online(d, c, true);
+            if (r < 0) {
+                LOG_WARN("cannot online cpu%u: %s; leaving it unmanaged", c,
+                         strerror(-r));
+                d->cpus[c].managed = false;
+                cpuset_clr(&cy->managed, c);
+                continue;
+            }
+        }
+        cpuset_set(&cy->online, c);
+        d->cpus[c].online = true;
+    }
+    for (unsigned c = 0; c < d->n_cpus; c++) {
+        if (!d->cpus[c].managed) {
+            bool online = true;
+
+            d->host_ops->is_online(d->host, c, &online);
+            d->cpus[c].online = online;
+        }
+    }
+    if (cpuset_empty(&cy->managed)) {
+        snprintf(err, errlen, "no managed CPU is present (managed_cpus)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int
 vpd_start(struct vpd *d, char *err, size_t errlen)
 {
@@ -882,47 +935,10 @@ vpd_start(struct vpd *d, char *err, size_t errlen)
         }
     }
 
-    /* 2. Managed CPUs, online before topology and capabilities are read
-     * (an offline CPU hides its cpufreq and cpuidle directories). */
-    cpuset_zero(&cy->managed);
-    cpuset_zero(&cy->online);
-    for (unsigned c = 0; c < d->n_cpus; c++) {
-        bool online = false;
-
-        d->cpus[c].present = true;
-        if (d->conf.managed_set && !cpuset_has(&d->conf.managed, c)) {
-            continue;
-        }
-        d->cpus[c].managed = true;
-        cpuset_set(&cy->managed, c);
-        if (d->host_ops->is_online(d->host, c, &online) < 0) {
-            online = true;          /* No hotplug file: CPU0 and friends. */
-        }
-        d->cpus[c].online = online;
-        if (!online && !d->dry_run) {
-            r = cycle_set_online(d, c, true);
-            if (r < 0) {
-                LOG_WARN("cannot online cpu%u: %s; leaving it unmanaged", c,
-                         strerror(-r));
-                d->cpus[c].managed = false;
-                cpuset_clr(&cy->managed, c);
-                continue;
-            }
-        }
-        cpuset_set(&cy->online, c);
-        d->cpus[c].online = true;
-    }
-    for (unsigned c = 0; c < d->n_cpus; c++) {
-        if (!d->cpus[c].managed) {
-            bool online = true;
-
-            d->host_ops->is_online(d->host, c, &online);
-            d->cpus[c].online = online;
-        }
-    }
-    if (cpuset_empty(&cy->managed)) {
-        snprintf(err, errlen, "no managed CPU is present (managed_cpus)");
-        return -EINVAL;
+    /* 2. Managed CPUs. */
+    r = take_cpus(d, err, errlen);
+    if (r < 0) {
+        return r;
     }
 
     /* 3. Energy model and policy. */

@@ -547,6 +547,85 @@ json_equal(json_object *root, const struct report_info *ri,
                            num(res->cheap_j_per_core_s));
 }
 
+/* "per_vm": each trace VM's policy and, per policy that ran, its demand,
+ * unmet share and ready time. */
+static void
+json_per_vm(json_object *root, const struct report_info *ri,
+            const struct sim_result *res)
+{
+    char nb[4 * 4096 + 8];
+    json_object *arr = json_object_new_array();
+
+    for (size_t i = 0; i < res->n_vms; i++) {
+        json_object *o = json_object_new_object(), *pols;
+        const struct pol_vm_policy *vp =
+            ri->vm_policy ? &ri->vm_policy[i] : NULL;
+
+        json_object_object_add(o, "name",
+            json_object_new_string(esc_name(ri->ts->vms[i].name, nb,
+                                            sizeof nb)));
+        json_object_object_add(o, "policy",
+            json_object_new_string(pol_kind_name(vm_kind(ri, i))));
+        json_object_object_add(o, "latency_us",
+            json_object_new_int64(vp ? vp->latency_us : 0));
+        json_object_object_add(o, "vcpus",
+            json_object_new_int64(ri->ts->vms[i].n_vcpus));
+        pols = json_object_new_object();
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            const struct sim_vm_row *v;
+            json_object *q;
+
+            if (!res->vm_rows[p]) {
+                continue;
+            }
+            v = &res->vm_rows[p][i];
+            q = json_object_new_object();
+            json_object_object_add(q, "demand_core_s",
+                                   num(v->demand_core_s));
+            json_object_object_add(q, "unmet_pct",
+                num(pct_of(v->unmet_core_s, v->demand_core_s)));
+            json_object_object_add(q, "ready_s", num(v->ready_s));
+            json_object_object_add(q, "ready_p99_pct",
+                                   num(v->ready_p99_pct));
+            json_object_object_add(pols, sim_pol_name(p), q);
+        }
+        json_object_object_add(o, "policies", pols);
+        if (vm_kind(ri, i) == POL_PERFORMANCE
+            && res->vm_rows[SIM_P_VPOWER]
+            && res->vm_rows[SIM_P_PERFORMANCE]) {
+            json_object_object_add(o, "perf_ready_ok",
+                json_object_new_boolean(report_perf_vm_ok(
+                    res->vm_rows[SIM_P_VPOWER][i].ready_p99_pct,
+                    res->vm_rows[SIM_P_PERFORMANCE][i].ready_p99_pct)));
+        }
+        json_object_array_add(arr, o);
+    }
+    json_object_object_add(root, "per_vm", arr);
+}
+
+/* "model_check": the deciding model against the simulated meter. */
+static void
+json_model_check(json_object *root, const struct sim_model_check *c)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "meter_j", num(c->meter_j));
+    json_object_object_add(o, "model_j", num(c->model_j));
+    json_object_object_add(o, "error_pct",
+                           num(c->meter_j > 0 ? 100.0 * (c->model_j
+                                                         - c->meter_j)
+                                                / c->meter_j : 0.0));
+    json_object_object_add(o, "original_error_pct",
+                           num(c->orig_error_pct));
+    json_object_object_add(o, "busy_scale", num(c->busy_scale));
+    json_object_object_add(o, "idle_scale", num(c->idle_scale));
+    json_object_object_add(o, "hosts_warned",
+                           json_object_new_int((int) c->warned));
+    json_object_object_add(o, "hosts_correcting",
+                           json_object_new_int((int) c->correcting));
+    json_object_object_add(root, "model_check", o);
+}
+
 int
 report_json(FILE *f, const struct report_info *ri,
             const struct sim_result *res)
@@ -638,53 +717,7 @@ report_json(FILE *f, const struct report_info *ri,
         json_object_object_add(root, "shape", sh);
     }
     if (ri->ts && (ri->per_vm || ri->vm_policy)) {
-        json_object *arr = json_object_new_array();
-
-        for (size_t i = 0; i < res->n_vms; i++) {
-            json_object *o = json_object_new_object(), *pols;
-            const struct pol_vm_policy *vp =
-                ri->vm_policy ? &ri->vm_policy[i] : NULL;
-
-            json_object_object_add(o, "name",
-                json_object_new_string(esc_name(ri->ts->vms[i].name, nb,
-                                                sizeof nb)));
-            json_object_object_add(o, "policy",
-                json_object_new_string(pol_kind_name(vm_kind(ri, i))));
-            json_object_object_add(o, "latency_us",
-                json_object_new_int64(vp ? vp->latency_us : 0));
-            json_object_object_add(o, "vcpus",
-                json_object_new_int64(ri->ts->vms[i].n_vcpus));
-            pols = json_object_new_object();
-            for (int p = 0; p < SIM_P_LOWER; p++) {
-                const struct sim_vm_row *v;
-                json_object *q;
-
-                if (!res->vm_rows[p]) {
-                    continue;
-                }
-                v = &res->vm_rows[p][i];
-                q = json_object_new_object();
-                json_object_object_add(q, "demand_core_s",
-                                       num(v->demand_core_s));
-                json_object_object_add(q, "unmet_pct",
-                    num(pct_of(v->unmet_core_s, v->demand_core_s)));
-                json_object_object_add(q, "ready_s", num(v->ready_s));
-                json_object_object_add(q, "ready_p99_pct",
-                                       num(v->ready_p99_pct));
-                json_object_object_add(pols, sim_pol_name(p), q);
-            }
-            json_object_object_add(o, "policies", pols);
-            if (vm_kind(ri, i) == POL_PERFORMANCE
-                && res->vm_rows[SIM_P_VPOWER]
-                && res->vm_rows[SIM_P_PERFORMANCE]) {
-                json_object_object_add(o, "perf_ready_ok",
-                    json_object_new_boolean(report_perf_vm_ok(
-                        res->vm_rows[SIM_P_VPOWER][i].ready_p99_pct,
-                        res->vm_rows[SIM_P_PERFORMANCE][i].ready_p99_pct)));
-            }
-            json_object_array_add(arr, o);
-        }
-        json_object_object_add(root, "per_vm", arr);
+        json_per_vm(root, ri, res);
     }
     if (ri->balanced_energy_j > 0) {
         json_object_object_add(root, "vpower_all_balanced_energy_j",
@@ -693,24 +726,7 @@ report_json(FILE *f, const struct report_info *ri,
                                num(ri->balanced_unmet_pct));
     }
     if (res->check.ran) {
-        const struct sim_model_check *c = &res->check;
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "meter_j", num(c->meter_j));
-        json_object_object_add(o, "model_j", num(c->model_j));
-        json_object_object_add(o, "error_pct",
-                               num(c->meter_j > 0 ? 100.0 * (c->model_j
-                                                             - c->meter_j)
-                                                    / c->meter_j : 0.0));
-        json_object_object_add(o, "original_error_pct",
-                               num(c->orig_error_pct));
-        json_object_object_add(o, "busy_scale", num(c->busy_scale));
-        json_object_object_add(o, "idle_scale", num(c->idle_scale));
-        json_object_object_add(o, "hosts_warned",
-                               json_object_new_int((int) c->warned));
-        json_object_object_add(o, "hosts_correcting",
-                               json_object_new_int((int) c->correcting));
-        json_object_object_add(root, "model_check", o);
+        json_model_check(root, &res->check);
     }
     s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY
                                        | JSON_C_TO_STRING_NOSLASHESCAPE);
