@@ -300,10 +300,13 @@ v1_delay(struct hk *hk, const char *dir, int depth, uint64_t *ns)
     while (dp && (e = readdir(dp))) {
         int error;
 
-        if (e->d_type != DT_DIR || e->d_name[0] == '.') {
+        if (e->d_name[0] == '.') {
             continue;
         }
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!hk_exists(path, true)) {
+            continue;
+        }
         error = v1_delay(hk, path, depth + 1, ns);
         if (error) {
             closedir(dp);
