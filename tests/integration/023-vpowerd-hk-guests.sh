@@ -149,8 +149,7 @@ foreign_io() {
     done
 }
 foreign_cpu & LOAD_PIDS+=($!)
-# VP_HK_NO_IO=1 leaves the disk writer out (to tell its share).
-[ "${VP_HK_NO_IO:-0}" = 1 ] || { foreign_io & LOAD_PIDS+=($!); }
+foreign_io & LOAD_PIDS+=($!)
 
 # measure TAG: "NONIDLE0 NONIDLE1" over $measure_s; /proc/interrupts at
 # the start and the end of the window go to $VPD_TMP/irq.TAG.{a,b}.
