@@ -145,7 +145,7 @@ hkset_demand(struct vpd *d, struct pol_vcpu *vcpus, size_t n)
     s->spreading = true;
     s->n_spread++;
     if (!was) {
-        LOG_INFO("housekeeping: host CPU pressure %u.%02u %% (some avg10) "
+        LOG_INFO("housekeeping: host CPU pressure %u.%02u %% "
                  "at or above %u %%: spreading", cpct / 100, cpct % 100,
                  s->spread_cpct / 100);
     }

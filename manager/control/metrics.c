@@ -108,7 +108,8 @@ static const struct fam F_HK_CPUS = { "vpower_housekeeping_cpus", G,
     "CPUs host work may use now (with housekeeping on)." };
 static const struct fam F_HK_PRESSURE = {
     "vpower_housekeeping_cpu_pressure_ratio", G,
-    "Host work's CPU pressure, some avg10, as a fraction of time." };
+    "Host work's CPU pressure (cgroup v2 some avg10, v1 run-queue wait), "
+    "as a fraction of time." };
 static const struct fam F_VMS = { "vpower_vms", G,
     "Running domains vpowerd sees." };
 static const struct fam F_HINT_APPLY = { "vpower_hint_apply_seconds",
