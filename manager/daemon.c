@@ -513,7 +513,7 @@ migr_refresh(struct vpd *d)
                 jnl_forget_domain(pv->jnl, vm->dom.uuid);
             }
             save_vm_originals(d, vm);
-            migr_done(pv->migr, vm->dom.uuid);
+            migr_taken(pv->migr, vm->dom.uuid);
         }
     }
 }

@@ -16,6 +16,8 @@ enum migr_state {
     ST_IN,                      /* Arriving: started here to receive. */
     ST_GONE,                    /* Left: runs on another host now. */
     ST_ARRIVED,                 /* Arrived and runs here. */
+    ST_TAKEN,                   /* Taken as arrived (the job ended); its
+                                 * resume event is still to come. */
 };
 
 struct migr_dom {
@@ -64,6 +66,20 @@ migr_done(struct migr *m, const char *uuid)
     }
 }
 
+static void set_state(struct migr *, const char *, enum migr_state);
+
+void
+migr_taken(struct migr *m, const char *uuid)
+{
+    struct migr_dom *d = find(m, uuid);
+
+    if (d && d->st == ST_IN) {
+        set_state(m, uuid, ST_TAKEN);
+    } else {
+        migr_done(m, uuid);
+    }
+}
+
 static void
 set_state(struct migr *m, const char *uuid, enum migr_state st)
 {
@@ -102,7 +118,10 @@ migr_event(struct migr *m, enum drv_migr ev, const char *uuid)
         set_state(m, uuid, ST_GONE);
         break;
     case DRV_MIGR_RESUMED:
-        if (d && d->st == ST_OUT) {
+        if (d && d->st == ST_TAKEN) {
+            /* The resume of an arrival already taken. */
+            migr_done(m, uuid);
+        } else if (d && d->st == ST_OUT) {
             /* Cancelled or failed after the final pause: it stays. */
             migr_done(m, uuid);
         } else if (!d || d->st == ST_IN) {
@@ -143,6 +162,8 @@ migr_verdict(const struct migr *m, const char *uuid, enum drv_job job,
         return MIGR_ARRIVED;
     case ST_GONE:
         return MIGR_GONE;
+    case ST_TAKEN:
+        return MIGR_MANAGE;
     }
     return MIGR_FROZEN;         /* Unreachable; the safe side. */
 }

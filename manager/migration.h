@@ -24,7 +24,7 @@
  *                 are no administrator's static pins and no originals of
  *                 this host.
  *
- * GONE and ARRIVED stay until migr_done(); FROZEN and MANAGE follow the
+ * GONE and ARRIVED stay until migr_done() or migr_taken(); FROZEN and MANAGE follow the
  * job answer at each call.  A migration that fails on the source before
  * its final pause raises no event: the job answer then turns FROZEN back
  * into MANAGE.  Pure: no I/O, no clock, no globals.  Uuids are copied. */
@@ -62,6 +62,13 @@ enum migr_verdict migr_verdict(const struct migr *, const char *uuid,
 /* The daemon acted on GONE or ARRIVED, or dropped the domain: forgets
  * what the events said about 'uuid'. */
 void migr_done(struct migr *, const char *uuid);
+
+/* The daemon took 'uuid' as arrived (it acted on ARRIVED).  When the
+ * verdict came from the job ending before the resume event, that event
+ * is still on its way: it is remembered as taken, so the event ends the
+ * entry instead of making the domain arrive a second time.  Otherwise
+ * as migr_done(). */
+void migr_taken(struct migr *, const char *uuid);
 
 /* Number of domains with migration state (for tests and status). */
 size_t migr_count(const struct migr *);

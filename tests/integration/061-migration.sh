@@ -328,12 +328,14 @@ journalled() { grep -q "$uuid" "$VP_TMPDIR/vpd-$1/journal" 2>/dev/null; }
 not_journalled() { ! journalled "$1"; }
 not_listed() { ! listed "$1"; }
 vpd_log_has() { grep -Eq -- "$2" "$VP_TMPDIR/vpd-$1/vpowerd.log"; }
+arrivals() { grep -c "domain $D arrived by migration" "$VP_TMPDIR/vpd-$1/vpowerd.log" || true; }
 
 # handover FROM TO FROM_URI TO_URI TAG: migrate with both vpowerds running.
 handover() {
-    local from=$1 to=$2 tag=$5
+    local from=$1 to=$2 tag=$5 n0 n1
     wait_until 20 journalled "$from" ||
         vp_fail "$tag: vpowerd at $from never journalled $D's originals"
+    n0=$(arrivals "$to")
     migrate "$3" "$4" "$tag"
     wait_until 10 not_journalled "$from" ||
         vp_fail "$tag: vpowerd at $from kept $D's journal entries after it left"
@@ -350,6 +352,12 @@ handover() {
         vp_fail "$tag: vpowerd at $to did not take the policy from the metadata"
     wait_until 20 journalled "$to" ||
         vp_fail "$tag: vpowerd at $to never journalled the arrived $D"
+    # Taken as arrived once: the job's end and the resume event that
+    # follows it are one arrival.
+    sleep 2
+    n1=$(arrivals "$to")
+    [ "$n1" = $((n0 + 1)) ] ||
+        vp_fail "$tag: vpowerd at $to took $D as arrived $((n1 - n0)) times"
     vp_log "$tag with vpowerd: $from froze the pins during the job, forgot" \
         "$D at departure; $to read policy performance and manages it"
 }

@@ -59,10 +59,23 @@ test_destination(void **state)
     assert_int_equal(migr_verdict(m, B, DRV_JOB_NONE, false), MIGR_FROZEN);
     /* Job over before the resume event was handled: it arrived. */
     assert_int_equal(v(m, B, DRV_JOB_NONE), MIGR_ARRIVED);
+    /* Taken as arrived once: the resume that follows ends the entry
+     * instead of making it arrive again. */
+    migr_taken(m, B);
+    assert_int_equal(v(m, B, DRV_JOB_NONE), MIGR_MANAGE);
+    assert_int_equal(migr_count(m), 1);
     migr_event(m, DRV_MIGR_RESUMED, B);
+    assert_int_equal(migr_count(m), 0);
+    assert_int_equal(v(m, B, DRV_JOB_NONE), MIGR_MANAGE);
+
+    /* The other order: the resume is handled while the job still runs. */
+    migr_event(m, DRV_MIGR_IN_BEGIN, B);
+    migr_event(m, DRV_MIGR_RESUMED, B);
+    assert_int_equal(v(m, B, DRV_JOB_MIGR_IN), MIGR_FROZEN);
     assert_int_equal(v(m, B, DRV_JOB_NONE), MIGR_ARRIVED);
     assert_int_equal(migr_verdict(m, B, DRV_JOB_NONE, false), MIGR_ARRIVED);
-    migr_done(m, B);
+    migr_taken(m, B);
+    assert_int_equal(migr_count(m), 0);
     assert_int_equal(v(m, B, DRV_JOB_NONE), MIGR_MANAGE);
     migr_destroy(m);
 }
