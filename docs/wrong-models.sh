@@ -4,8 +4,8 @@
 # wrong energy model on hosts that follow the Xeon model
 # (vpower-sim --true-model), with the daemon's online correction
 # (--model-correction), and with the true model, against schedutil, on
-# the first HOURS (default 4) of the PlanetLab 20110303 (100 VMs) and
-# Bitbrains (20 VMs / 44 vCPUs) rows of the README.  Run from the top of
+# the first HOURS (default 24: the whole day) of the PlanetLab 20110303
+# (100 VMs) and Bitbrains (20 VMs / 44 vCPUs) rows of the README.  Run from the top of
 # the source tree after `make`:
 #
 #     docs/wrong-models.sh [path/to/vpower-sim] [HOURS]
@@ -19,7 +19,7 @@
 set -euo pipefail
 
 sim=${1:-./sim/vpower-sim}
-hours=${2:-4}
+hours=${2:-24}
 traces=${VPOWER_TRACES:-../shared/data/traces}
 xeon=config/models/xeon-r640-2s.model
 tmp=$(mktemp -d)
