@@ -6,6 +6,12 @@
 
 #include "manager/drivers/housekeeping.h"
 
+/* The v1 pressure is the groups' waiting over the last 10 s, as the
+ * kernel's "some avg10" is on v2; the ring holds enough readings for
+ * periods down to 10 s / HK_V1_RING. */
+#define HK_V1_WINDOW_NS 10000000000ull
+#define HK_V1_RING 32
+
 struct hk {
     char *cgroup_root, *proc_root, *wq_path, *run_root;
     char *groups[HK_MAX_GROUPS];
@@ -27,9 +33,15 @@ struct hk {
     struct cpuset hinted;       /* Set last named in the irqbalance hint. */
 
     /* cgroup v1 pressure (hk_cpu_pressure): the groups' summed
-     * run_delay and the monotonic time at the last call. */
-    uint64_t v1_delay_ns, v1_wall_ns;
-    bool v1_primed;
+     * run_delay at the last call, a counter that only grows by the
+     * non-negative steps of that sum (threads that exit lower it), and
+     * a ring of (counter, monotonic time) readings, newest at v1_head,
+     * from which the rate over the last HK_V1_WINDOW_NS is taken. */
+    uint64_t v1_delay_ns, v1_waited_ns;
+    struct hk_v1_reading {
+        uint64_t waited_ns, wall_ns;
+    } v1_ring[HK_V1_RING];
+    unsigned v1_head, v1_n;
 
     char err[512];
 };

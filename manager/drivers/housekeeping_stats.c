@@ -322,15 +322,21 @@ v1_delay(struct hk *hk, const char *dir, int depth, uint64_t *ns)
 /* cgroup v1 keeps no pressure per group, and the system's
  * /proc/pressure/cpu also counts the guests' vCPU threads waiting on the
  * CPUs they were packed onto: spreading on it would undo every packing.
- * So the confined groups' own waiting stands for it: the growth of
- * their summed run_delay over the wall time since the last call, in
- * percent of that time (capped at 100; 0 on the first call). */
+ * So the confined groups' own waiting stands for it: their summed
+ * run_delay's growth over the last 10 s (or since the first call, when
+ * that is more recent), in percent of that wall time, capped at 100
+ * and 0 on the first call.  A window of seconds, as avg10 is, so one
+ * period's burst (a process starting) is not read as host work that
+ * keeps waiting, and the packing it would undo is not redone and undone
+ * period after period. */
 static int
 v1_pressure(struct hk *hk, struct hk_pressure *out)
 {
     char dir[HK_PATH_MAX];
+    const struct hk_v1_reading *old;
     uint64_t ns = 0, now;
     struct timespec ts;
+    unsigned k;
     int error;
 
     for (size_t g = 0; g < hk->n_groups; g++) {
@@ -346,16 +352,34 @@ v1_pressure(struct hk *hk, struct hk_pressure *out)
     }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-    if (hk->v1_primed && now > hk->v1_wall_ns && ns > hk->v1_delay_ns) {
-        double pct = (double) (ns - hk->v1_delay_ns) * 100.0
-                     / (double) (now - hk->v1_wall_ns);
+    if (!hk->v1_n) {
+        hk->v1_waited_ns = ns;
+    } else if (ns > hk->v1_delay_ns) {
+        hk->v1_waited_ns += ns - hk->v1_delay_ns;
+    }
+    hk->v1_delay_ns = ns;
+    /* The oldest reading still inside the window (or the oldest kept). */
+    old = NULL;
+    for (unsigned i = 0; i < hk->v1_n; i++) {
+        k = (hk->v1_head + HK_V1_RING - i) % HK_V1_RING;
+        if (old && now - hk->v1_ring[k].wall_ns > HK_V1_WINDOW_NS) {
+            break;
+        }
+        old = &hk->v1_ring[k];
+    }
+    if (old && now > old->wall_ns) {
+        double pct = (double) (hk->v1_waited_ns - old->waited_ns) * 100.0
+                     / (double) (now - old->wall_ns);
 
         out->some_avg10 = pct > 100.0 ? 100.0 : pct;
     }
-    out->some_total_us = ns / 1000;
-    hk->v1_delay_ns = ns;
-    hk->v1_wall_ns = now;
-    hk->v1_primed = true;
+    out->some_total_us = hk->v1_waited_ns / 1000;
+    hk->v1_head = hk->v1_n ? (hk->v1_head + 1) % HK_V1_RING : 0;
+    hk->v1_ring[hk->v1_head] = (struct hk_v1_reading) {
+        .waited_ns = hk->v1_waited_ns, .wall_ns = now };
+    if (hk->v1_n < HK_V1_RING) {
+        hk->v1_n++;
+    }
     return 0;
 }
 

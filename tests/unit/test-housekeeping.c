@@ -1175,6 +1175,15 @@ test_readers(void **state)
     assert_int_equal(hk_cpu_pressure(hk, &p), 0);
     assert_true(p.some_avg10 > 10.0);
     assert_int_equal(p.some_total_us, 905000);
+    /* A thread that exits takes its run_delay along: the sum drops, but
+     * neither the total nor the window's waiting goes back. */
+    put(pr, "101/schedstat", "");
+    assert_int_equal(hk_cpu_pressure(hk, &p), 0);
+    assert_int_equal(p.some_total_us, 905000);
+    assert_true(p.some_avg10 > 10.0);
+    put(pr, "101/schedstat", "5 3000000 7\n");      /* a new thread 101 */
+    assert_int_equal(hk_cpu_pressure(hk, &p), 0);
+    assert_int_equal(p.some_total_us, 908000);
     put(cg, "cpuset/user.slice/tasks", "12x\n");
     assert_int_equal(hk_cpu_pressure(hk, &p), -EINVAL);
     assert_non_null(strstr(hk_error(hk), "user.slice/tasks"));
