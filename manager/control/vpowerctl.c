@@ -617,9 +617,11 @@ render_status_head(struct json_object *r, FILE *f)
                                 "meter") ? "model estimate"
                                          : "measured, last period"));
     render_model_check(&t, r);
-    kv(&t, "Energy:", fmt(b2, sizeof b2, "%.1f J (baseline %.1f J, saved "
-                          "%.1f J, %.1f%%)", e, base, saved,
-                          base > 0 ? 100.0 * saved / base : 0.0));
+    /* The baseline is what the model says the performance governor
+     * would have used: a counterfactual no meter can read. */
+    kv(&t, "Energy:", fmt(b2, sizeof b2, "%.1f J (modelled performance "
+                          "baseline %.1f J, saved %.1f J, %.1f%%)", e, base,
+                          saved, base > 0 ? 100.0 * saved / base : 0.0));
     if (jsonget_field(r, "ready_source")) {
         struct json_object *th = jsonget_field(r, "thermal");
 

@@ -44,7 +44,7 @@ check_verbs
 expect 0 "" status
 out_has '^Power: +12\.5 W'
 out_has '^CPUs: +1 active, 1 parked, 0 offline$'
-out_has '^Energy: +100\.0 J \(baseline 160\.0 J, saved 60\.0 J, 37\.5%\)$'
+out_has '^Energy: +100\.0 J \(modelled performance baseline 160\.0 J, saved 60\.0 J, 37\.5%\)$'
 out_has '^0 +parked +yes +2400 +1\.2 +POLL 0\.1, haltpoll 3\.4$'
 expect 0 "" status --json
 [ "$(jq_py "j['cpus'][0]['state'], j['cpus'][1]['state'], j['saved_joules'], j['freq_domains'][0]['cpus'], j['actions_total']['pin_vcpu'], j['errors_total']['sysfs']")" \
