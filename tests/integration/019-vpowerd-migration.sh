@@ -107,7 +107,10 @@ for w in vcpu0 emulator; do
     [ "$(pin guest $w)" = "$ALL" ] ||
         fail "arrived domain's migrated pins taken as static or originals: guest $w $(pin guest $w)"
 done
-if grep -E "restor.*mover|mover.*restor" "$VPD_TMP/vpowerd.log"; then
+# The departure line says "not restored" and names the domain when the
+# event comes before a listing drops it: that line is no restore.
+if grep -E "restor.*mover|mover.*restor" "$VPD_TMP/vpowerd.log" |
+        grep -v "migrated away: originals forgotten, not restored"; then
     fail "something was restored to the migrated-away domain"
 fi
 log "exit: guest back on $ALL, nothing restored to mover"
