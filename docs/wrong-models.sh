@@ -5,8 +5,8 @@
 # (vpower-sim --true-model), with the daemon's online correction
 # (--model-correction), and with the true model, against schedutil, on
 # the first HOURS (default 24: the whole day) of the PlanetLab 20110303
-# (100 VMs) and Bitbrains (20 VMs / 44 vCPUs) rows of the README.  Run from the top of
-# the source tree after `make`:
+# (100 VMs) and Bitbrains (20 VMs / 44 vCPUs) rows of the README.  Run
+# from the top of the source tree after `make`:
 #
 #     docs/wrong-models.sh [path/to/vpower-sim] [HOURS]
 #

@@ -66,15 +66,13 @@ migr_done(struct migr *m, const char *uuid)
     }
 }
 
-static void set_state(struct migr *, const char *, enum migr_state);
-
 void
 migr_taken(struct migr *m, const char *uuid)
 {
     struct migr_dom *d = find(m, uuid);
 
     if (d && d->st == ST_IN) {
-        set_state(m, uuid, ST_TAKEN);
+        d->st = ST_TAKEN;
     } else {
         migr_done(m, uuid);
     }
@@ -118,11 +116,9 @@ migr_event(struct migr *m, enum drv_migr ev, const char *uuid)
         set_state(m, uuid, ST_GONE);
         break;
     case DRV_MIGR_RESUMED:
-        if (d && d->st == ST_TAKEN) {
-            /* The resume of an arrival already taken. */
-            migr_done(m, uuid);
-        } else if (d && d->st == ST_OUT) {
-            /* Cancelled or failed after the final pause: it stays. */
+        if (d && (d->st == ST_OUT || d->st == ST_TAKEN)) {
+            /* Cancelled or failed after the final pause: it stays; or
+             * the resume of an arrival already taken. */
             migr_done(m, uuid);
         } else if (!d || d->st == ST_IN) {
             /* Arrived; also when its start was missed (re-reading the

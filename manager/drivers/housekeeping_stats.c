@@ -358,7 +358,8 @@ v1_pressure(struct hk *hk, struct hk_pressure *out)
         hk->v1_waited_ns += ns - hk->v1_delay_ns;
     }
     hk->v1_delay_ns = ns;
-    /* The oldest reading still inside the window (or the oldest kept). */
+    /* The oldest reading inside the window: the newest when none is
+     * (periods over 10 s), the oldest kept when all are. */
     old = NULL;
     for (unsigned i = 0; i < hk->v1_n; i++) {
         k = (hk->v1_head + HK_V1_RING - i) % HK_V1_RING;
