@@ -1095,6 +1095,7 @@ cycle_run(struct vpd *d, bool sample)
         if (sampled) {
             sample_host(d, interval);
             sample_vms(d, interval);
+            hkset_watch(d, now);
             cy->last_sample_ns = now;
         }
         if (sample) {

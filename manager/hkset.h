@@ -16,7 +16,13 @@
  * VM's vCPUs waiting, as ready time above spread_ready_pct does, so the
  * policy spreads (the active set grows and never shrinks while the host
  * waits).  With no housekeeping ('struct vpd'.hks NULL: the simulator,
- * the replay, vpowerd with housekeeping off) nothing here runs. */
+ * the replay, vpowerd with housekeeping off) nothing here runs.
+ *
+ * What still ran on the freed CPUs: each sampled period hkset_watch()
+ * reads the interrupts on them (and, for a while after someone asked,
+ * every thread: a walk of the whole process table is not worth doing
+ * every period for nobody) and keeps the period's largest sources in
+ * 'woke', for `vpowerctl explain` and status. */
 
 #ifndef VPOWER_HKSET_H
 #define VPOWER_HKSET_H 1
@@ -29,6 +35,24 @@
 
 struct vpd;
 struct pol_vcpu;
+
+/* Sources kept per period. */
+#define HKSET_TOP 8
+
+/* What ran on the freed CPUs between the last two sampled periods. */
+struct hkset_woke {
+    bool valid;                     /* Two readings of the same freed
+                                     * set: the rest means something. */
+    bool threads;                   /* Threads were read both times. */
+    struct cpuset cpus;             /* The freed CPUs. */
+    uint64_t period_ns;
+    uint64_t irqs;                  /* Interrupts on them. */
+    uint64_t thread_runs;           /* Times threads last seen there were
+                                     * scheduled in (anywhere). */
+    struct drv_waker top[HKSET_TOP];/* Largest first; count is the
+                                     * period's. */
+    size_t n_top;
+};
 
 struct hkset {
     const struct drv_hk_ops *ops;
@@ -47,6 +71,16 @@ struct hkset {
     bool pressure_known;
     bool spreading;                 /* The last input was spread for it. */
     uint64_t n_spread;              /* Decisions spread for it. */
+    /* The last reading of what ran on the freed CPUs (counts since
+     * boot, sorted by source), its set, time and whether it holds
+     * threads. */
+    struct drv_waker *snap;
+    size_t n_snap;
+    bool snap_valid, snap_threads;
+    struct cpuset snap_cpus;
+    uint64_t snap_ns;
+    uint64_t threads_until_ns;      /* Threads are read until then. */
+    struct hkset_woke woke;
 };
 
 /* Takes ownership of the driver instance 'h' of 'ops'. */
@@ -63,6 +97,16 @@ void hkset_follow(struct vpd *d);
  * raises the ready time of vcpus[0..n) (the policy input being built)
  * above d->pcfg.spread_ready_ppm. */
 void hkset_demand(struct vpd *d, struct pol_vcpu *vcpus, size_t n);
+
+/* Once per sampled period, at 'now_ns' (the cycle's clock): reads what
+ * ran on the CPUs host work was moved off and updates s->woke. */
+void hkset_watch(struct vpd *d, uint64_t now_ns);
+
+/* Reads threads too from now until 'until_ns' (an explain asks). */
+void hkset_watch_threads(struct hkset *, uint64_t until_ns);
+
+/* s->woke as one paragraph of text for explain. */
+void hkset_woke_text(const struct hkset *, char *buf, size_t len);
 
 /* Puts host work back as found.  Returns 0 or the first error. */
 int hkset_restore(struct vpd *d);

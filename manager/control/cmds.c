@@ -269,6 +269,40 @@ add_meters(struct json_object *r, const struct vpd *d)
     add_str(r, "host_meter_scope", c.n ? meter_scope_name(c.scope) : "");
 }
 
+/* What ran on the freed CPUs in the last period (hkset.h). */
+static struct json_object *
+woke_result(const struct hkset *s)
+{
+    const struct hkset_woke *w = &s->woke;
+    struct json_object *o = json_object_new_object();
+    struct json_object *a = json_object_new_array();
+    char list[1024];
+
+    cpuset_format(&w->cpus, list, sizeof list);
+    add_str(o, "cpus", list);
+    add_dbl(o, "seconds", (double) w->period_ns / 1e9);
+    add_u64(o, "interrupts", w->irqs);
+    add_bool(o, "threads_read", w->threads);
+    if (w->threads) {
+        add_u64(o, "thread_runs", w->thread_runs);
+    }
+    for (size_t i = 0; i < w->n_top; i++) {
+        struct json_object *e = json_object_new_object();
+
+        add_str(e, "kind", w->top[i].thread ? "thread" : "interrupt");
+        if (w->top[i].thread) {
+            add_u64(e, "tid", w->top[i].tid);
+        } else {
+            add_str(e, "irq", w->top[i].label);
+        }
+        add_str(e, "name", w->top[i].name);
+        add_u64(e, "count", w->top[i].count);
+        json_object_array_add(a, e);
+    }
+    json_object_object_add(o, "top", a);
+    return o;
+}
+
 /* Housekeeping (manager/hkset.h): whether host work follows the active
  * set, where it runs, and what the last change moved. */
 static struct json_object *
@@ -322,6 +356,9 @@ housekeeping_result(struct vpd *d)
     add_u64(o, "spread_decisions_total", s->n_spread);
     if (s->ops->cpu_time(s->h, &ns) == 0) {
         add_dbl(o, "cpu_seconds", (double) ns / 1e9);
+    }
+    if (s->woke.valid) {
+        json_object_object_add(o, "freed_last_period", woke_result(s));
     }
     return o;
 }
@@ -603,6 +640,9 @@ policy_result(const struct vpd_vm *vm)
 
 /* ---- explain --------------------------------------------------------- */
 
+/* How long an explain keeps threads read on the freed CPUs. */
+#define EXPLAIN_WATCH_NS (600ull * 1000000000u)
+
 /* Rebuilds the policy input in the order the last decision saw it (the
  * VM list order), so pol_explain() reads the plan's per-VM entries.  If
  * the VM list changed since that decision the plan cannot be matched
@@ -724,9 +764,19 @@ cmds_dispatch(const struct proto_request *req, const struct ctl_peer *peer,
                  pol_kind_name(req->policy.kind));
         return proto_reply_ok(req->id, policy_result(vm));
     case PROTO_CMD_EXPLAIN: {
-        char text[2048];
+        char text[4096];
 
         explain_text(d, vm, text, sizeof text);
+        if (d->hks) {
+            size_t o = strlen(text);
+
+            /* The host's part: what kept the freed cores awake.  Threads
+             * are read for a while from now, so asking again shows them. */
+            snprintf(text + o, sizeof text - o, "\n");
+            o += strlen(text + o);
+            hkset_woke_text(d->hks, text + o, sizeof text - o);
+            hkset_watch_threads(d->hks, cycle_now_ns(d) + EXPLAIN_WATCH_NS);
+        }
         r = json_object_new_object();
         add_str(r, "name", vm->dom.name);
         add_str(r, "reason", cmds_reason_name(vm->reason));

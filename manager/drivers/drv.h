@@ -283,6 +283,21 @@ struct drv_hk_report {
                                     * left to it */
 };
 
+/* What ran on a set of CPUs, counted since boot: an interrupt source
+ * (its label and description, its count on the set) or a thread (its
+ * id and name, the times it was scheduled in anywhere, and whether it
+ * last ran on the set).  The difference of two readings is a period's;
+ * a thread with a grown count and 'on_set' ran on the set at least
+ * once in it (the kernel names only a thread's last CPU). */
+struct drv_waker {
+    bool thread;
+    bool on_set;
+    uint32_t tid;                  /* 0 for an interrupt */
+    char label[16];                /* interrupt label: "36", "LOC" */
+    char name[48];                 /* description or thread name */
+    uint64_t count;
+};
+
 struct drv_hk;
 
 /* Moves the host's own work (processes in the configured cgroups,
@@ -311,6 +326,12 @@ struct drv_hk_ops {
     /* Interrupts per CPU since boot into counts[0..n) (CPUs not listed
      * stay 0); returns the number of CPU columns or -errno. */
     int (*irq_counts)(struct drv_hk *, uint64_t *counts, size_t n);
+    /* What ran on 'cpus' since boot: every interrupt source with a
+     * count there and, if 'threads' (a walk of every thread: costly),
+     * every thread.  '*out' is the caller's to free; returns the number
+     * of entries or -errno. */
+    int (*wakers)(struct drv_hk *, const struct cpuset *cpus, bool threads,
+                  struct drv_waker **out);
     /* The host work's CPU pressure: "some" avg10, in hundredths of a
      * percent (0..10000). */
     int (*pressure)(struct drv_hk *, uint32_t *some_avg10_cpct);

@@ -10,6 +10,7 @@
 #include "manager/drivers/drv_hk.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "manager/journal.h"
@@ -120,6 +121,32 @@ hkd_irq_counts(struct drv_hk *h, uint64_t *counts, size_t n)
 }
 
 static int
+hkd_wakers(struct drv_hk *h, const struct cpuset *cpus, bool threads,
+           struct drv_waker **out)
+{
+    struct hk_waker *hw;
+    int n = hk_wakers(h->hk, cpus, threads, &hw);
+
+    *out = NULL;
+    if (n < 0) {
+        return n;
+    }
+    *out = XNEWARRAY(struct drv_waker, n ? (size_t) n : 1);
+    for (int i = 0; i < n; i++) {
+        struct drv_waker *w = &(*out)[i];
+
+        w->thread = hw[i].thread;
+        w->on_set = hw[i].on_set;
+        w->tid = hw[i].tid;
+        snprintf(w->label, sizeof w->label, "%s", hw[i].label);
+        snprintf(w->name, sizeof w->name, "%s", hw[i].name);
+        w->count = hw[i].count;
+    }
+    free(hw);
+    return n;
+}
+
+static int
 hkd_pressure(struct drv_hk *h, uint32_t *cpct)
 {
     struct hk_pressure p;
@@ -160,6 +187,7 @@ const struct drv_hk_ops drv_hk_host = {
     .restore_journal = hkd_restore_journal,
     .set_journal = hkd_set_journal,
     .irq_counts = hkd_irq_counts,
+    .wakers = hkd_wakers,
     .pressure = hkd_pressure,
     .cpu_time = hkd_cpu_time,
     .mode = hkd_mode,

@@ -226,6 +226,28 @@ int hk_cpu_pressure(struct hk *, struct hk_pressure *);
  * 0. */
 int hk_cpu_time(struct hk *, uint64_t *ns);
 
+/* What ran on a set of CPUs, counted since boot (the caller takes the
+ * difference of two calls for a period).  One entry per interrupt
+ * source with a nonzero count on the set (its /proc/interrupts label,
+ * its description, the count summed over the set's columns) and, when
+ * asked, one per thread on the host (its id, its name from
+ * /proc/PID/task/TID/stat, the times it was scheduled in from
+ * schedstat's third field, and whether the CPU it last ran on lies in
+ * the set).  The kernel names a thread's last CPU only, so a thread
+ * seen with a grown count and 'on_set' ran on the set at least once;
+ * one that ran there and then moved away is not seen.  '*out' is the
+ * caller's to free; returns the number of entries or -errno. */
+struct hk_waker {
+    bool thread;
+    bool on_set;                /* thread: last ran on the set */
+    uint32_t tid;               /* thread id; 0 for an interrupt */
+    char label[16];             /* interrupt label ("36", "LOC") */
+    char name[48];              /* description or thread name */
+    uint64_t count;
+};
+int hk_wakers(struct hk *, const struct cpuset *cpus, bool threads,
+              struct hk_waker **out);
+
 /* Parsers, exposed for tests: a kernel hex cpumask ("ff,ffffffff") and
  * its formatting in the digit layout of 'like' (same group widths). */
 int hk_mask_parse(const char *s, struct cpuset *);

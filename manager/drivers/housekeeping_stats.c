@@ -177,6 +177,24 @@ hk_irq_cpus(struct hk *hk, struct cpuset *cpus)
     return error;
 }
 
+/* 'text' into buf[len], runs of spaces folded, trailing ones dropped,
+ * unprintable bytes as '?': kernel and device text is not trusted. */
+static void
+fold(const char *text, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    for (; *text && o + 1 < len; text++) {
+        if (*text != ' ' || (o && buf[o - 1] != ' ')) {
+            buf[o++] = (char) (isprint((unsigned char) *text) ? *text : '?');
+        }
+    }
+    while (o && buf[o - 1] == ' ') {
+        o--;
+    }
+    buf[o] = '\0';
+}
+
 void
 hk_irq_name(struct hk *hk, unsigned irq, char *buf, size_t len)
 {
@@ -191,19 +209,7 @@ hk_irq_name(struct hk *hk, unsigned irq, char *buf, size_t len)
         for (p = t->rows; *p;) {
             if (!irqtab_row(t, &p, label, sizeof label, row, &got, &desc)
                 && !strcmp(label, want)) {
-                size_t o = 0;
-
-                /* The description with runs of spaces folded. */
-                for (; *desc && o + 1 < len; desc++) {
-                    if (*desc != ' ' || (o && buf[o - 1] != ' ')) {
-                        buf[o++] = (char) (isprint((unsigned char) *desc)
-                                           ? *desc : '?');
-                    }
-                }
-                while (o && buf[o - 1] == ' ') {
-                    o--;
-                }
-                buf[o] = '\0';
+                fold(desc, buf, len);
                 break;
             }
         }
@@ -211,6 +217,206 @@ hk_irq_name(struct hk *hk, unsigned irq, char *buf, size_t len)
     }
     free(row);
     free(t);
+}
+
+/* ---- What ran on a set of CPUs ------------------------------------------- */
+
+struct wlist {
+    struct hk_waker *w;
+    size_t n, cap;
+};
+
+static struct hk_waker *
+wlist_add(struct wlist *l)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->w = xrealloc(l->w, l->cap * sizeof *l->w);
+    }
+    memset(&l->w[l->n], 0, sizeof *l->w);
+    return &l->w[l->n++];
+}
+
+/* The interrupt rows with a nonzero count on 'cpus'. */
+static int
+irq_wakers(struct hk *hk, const struct cpuset *cpus, struct wlist *l)
+{
+    struct irqtab *t = XNEW(struct irqtab);
+    uint64_t *row = XNEWARRAY(uint64_t, POL_MAX_CPUS);
+    char label[32], text[256], *p, *desc;
+    unsigned got, lineno = 1;
+    int error = irqtab_load(hk, t);
+    bool loaded = !error;
+
+    for (p = loaded ? t->rows : ""; *p;) {
+        uint64_t sum = 0;
+        struct hk_waker *w;
+
+        lineno++;
+        if (irqtab_row(t, &p, label, sizeof label, row, &got, &desc)) {
+            hk_seterr(hk, "%s/interrupts:%u: not an interrupt row",
+                      hk->proc_root, lineno);
+            error = -EINVAL;
+            break;
+        }
+        for (unsigned c = 0; c < got; c++) {
+            if (cpuset_has(cpus, t->col_cpu[c])) {
+                sum += row[c];
+            }
+        }
+        if (got != t->ncol || !sum) {
+            continue;
+        }
+        w = wlist_add(l);
+        fold(label, w->label, sizeof w->label);
+        fold(desc, text, sizeof text);
+        /* The device's name is at the end: a long description keeps
+         * its tail. */
+        if (strlen(text) >= sizeof w->name) {
+            snprintf(w->name, sizeof w->name, "...%s",
+                     text + strlen(text) - (sizeof w->name - 4));
+        } else {
+            snprintf(w->name, sizeof w->name, "%s", text);
+        }
+        w->count = sum;
+    }
+    if (loaded) {
+        free(t->text);
+    }
+    free(row);
+    free(t);
+    return error;
+}
+
+/* One thread: its name and last CPU from 'stat' ("TID (NAME) S ..."; the
+ * name may hold spaces and parentheses, so it ends at the last ')'; the
+ * CPU is field 39, the 37th after the name), its scheduled-in count from
+ * 'schedstat'.  A thread that exits meanwhile is skipped (1). */
+static int
+thread_waker(struct hk *hk, const char *dir, uint32_t tid,
+             const struct cpuset *cpus, struct hk_waker *w)
+{
+    char path[HK_PATH_MAX], buf[1024], *open, *close, *q;
+    unsigned long long run, delay, slices;
+    unsigned long cpu = 0;
+    int n;
+
+    if (snprintf(path, sizeof path, "%s/stat", dir) >= (int) sizeof path) {
+        return 1;                       /* No such path on a real /proc. */
+    }
+    n = hk->ops->read(hk->ops_aux, path, buf, sizeof buf);
+    if (n <= 0) {
+        return 1;
+    }
+    open = strchr(buf, '(');
+    close = strrchr(buf, ')');
+    if (!open || !close || close < open) {
+        hk_seterr(hk, "%s: not a stat line: '%.40s'", path, buf);
+        return -EINVAL;
+    }
+    *close = '\0';
+    fold(open + 1, w->name, sizeof w->name);
+    q = close + 1;
+    for (unsigned f = 0; f < 36 && q; f++) {
+        q = strchr(q + 1, ' ');
+    }
+    if (!q || sscanf(q, " %lu", &cpu) != 1) {
+        hk_seterr(hk, "%s: no CPU field", path);
+        return -EINVAL;
+    }
+    if (snprintf(path, sizeof path, "%s/schedstat", dir)
+        >= (int) sizeof path) {
+        return 1;
+    }
+    n = hk->ops->read(hk->ops_aux, path, buf, sizeof buf);
+    if (n <= 0) {
+        return 1;
+    }
+    if (sscanf(buf, "%llu %llu %llu", &run, &delay, &slices) != 3) {
+        hk_seterr(hk, "%s: not a schedstat line: '%.40s'", path, buf);
+        return -EINVAL;
+    }
+    w->thread = true;
+    w->tid = tid;
+    w->count = slices;
+    w->on_set = cpu < POL_MAX_CPUS && cpuset_has(cpus, (unsigned) cpu);
+    return 0;
+}
+
+static bool
+parse_id(const char *s, uint32_t *id)
+{
+    return isdigit((unsigned char) *s) && !hk_parse_uint(s, id);
+}
+
+/* Every thread of every process under the proc root. */
+static int
+thread_wakers(struct hk *hk, const struct cpuset *cpus, struct wlist *l)
+{
+    char dir[HK_PATH_MAX];
+    struct dirent *pe, *te;
+    DIR *pd = opendir(hk->proc_root), *td;
+    uint32_t id;
+    int error = 0;
+
+    if (!pd) {
+        error = -errno;
+        hk_seterr(hk, "%s: %s", hk->proc_root, strerror(-error));
+        return error;
+    }
+    while (!error && (pe = readdir(pd))) {
+        if (!parse_id(pe->d_name, &id)) {
+            continue;
+        }
+        if (snprintf(dir, sizeof dir, "%s/%s/task", hk->proc_root,
+                     pe->d_name) >= (int) sizeof dir) {
+            continue;
+        }
+        td = opendir(dir);
+        while (td && !error && (te = readdir(td))) {
+            char tdir[HK_PATH_MAX];
+            int r;
+
+            if (!parse_id(te->d_name, &id)) {
+                continue;
+            }
+            if (snprintf(tdir, sizeof tdir, "%s/%s", dir, te->d_name)
+                >= (int) sizeof tdir) {
+                continue;
+            }
+            r = thread_waker(hk, tdir, id, cpus, wlist_add(l));
+            if (r) {
+                l->n--;                 /* Gone, or an error. */
+                error = r < 0 ? r : 0;
+            }
+        }
+        if (td) {
+            closedir(td);
+        }
+    }
+    closedir(pd);
+    return error;
+}
+
+int
+hk_wakers(struct hk *hk, const struct cpuset *cpus, bool threads,
+          struct hk_waker **out)
+{
+    struct wlist l = { 0 };
+    int error;
+
+    hk->err[0] = '\0';
+    error = irq_wakers(hk, cpus, &l);
+    if (!error && threads) {
+        error = thread_wakers(hk, cpus, &l);
+    }
+    if (error) {
+        free(l.w);
+        *out = NULL;
+        return error;
+    }
+    *out = l.w;
+    return (int) l.n;
 }
 
 /* ---- Pressure and CPU time ---------------------------------------------- */

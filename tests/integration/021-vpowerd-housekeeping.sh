@@ -135,6 +135,54 @@ echo "$st" | grep -q "3 cgroups moved" || fail "status: no report: $st"
 log "status: $(echo "$st" | grep -A1 Housekeeping: | tr -s ' ' | tr '\n' ' ')"
 log "confined: system.slice $(rd cgroup/cpuset/system.slice/cpuset.cpus), user.slice $(rd cgroup/cpuset/user.slice/cpuset.cpus), irq25 $(rd proc/irq/25/smp_affinity_list), wq $(rd wq/cpumask)"
 
+# 1b. What still ran on the freed CPUs (2-3), as explain tells it:
+# interrupts every period, threads once an explain asked.  The fixture's
+# counts grow under a running vpowerd, and are put back as found.
+# put_new REL TEXT: as put, but replaced in one rename, as the kernel's
+# files never read half written.
+put_new() { put "$1.new" "$2"; mv "$hk/$1.new" "$hk/$1"; }
+irqs_at() {   # irqs_at N: IRQ 25 has taken N interrupts on CPU3
+    put_new proc/interrupts "$(printf '%s\n' \
+        '           CPU0       CPU1       CPU2       CPU3' \
+        '  0:         44          0          0          0   IO-APIC   2-edge      timer' \
+        " 25:          0          0          7      $1   PCI-MSI 512000-edge      virtio1-req.0")"
+}
+thread_at() { # thread_at RUNS: tid 501, last ran on CPU3
+    put_new proc/500/task/501/stat "501 (fx (worker)) S $(seq -s ' ' 4 38) 3 0 0"
+    put_new proc/500/task/501/schedstat "100 200 $1"
+}
+grow() {      # grow SECONDS: both counts grow every 0.1 s
+    local i
+    for ((i = 0; i < $1 * 10; i++)); do
+        k=$((k + 1)); irqs_at $((70000 + 24 * k)); thread_at $((5 * k)); sleep 0.1
+    done
+}
+k=0
+grow 2
+why=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" --json explain light |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])')
+log "explain, first: $why"
+case $why in "Freed CPUs 2-3, "*"IRQ 25 (PCI-MSI 512000-edge virtio1-req.0) x"*"ask again"*) ;;
+    *) fail "explain does not name IRQ 25 on the freed CPUs (or says threads are read): $why" ;; esac
+case $why in *"fx (worker)"*) fail "threads named before anyone asked: $why" ;; esac
+grow 2
+why=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" --json explain light |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])')
+log "explain, second: $why"
+case $why in *"thread fx (worker) (tid 501) x"*) ;;
+    *) fail "explain does not name thread 501 after it was asked: $why" ;; esac
+grow 2 & grower=$!
+sleep 1.2
+"$ctl" --socket "$VPD_TMP/vpowerd.sock" --json status | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["housekeeping"]["freed_last_period"]
+assert f["cpus"] == "2-3" and f["threads_read"] and f["interrupts"] > 0, f
+assert {"interrupt", "thread"} <= {t["kind"] for t in f["top"]}, f' ||
+    fail "status: housekeeping.freed_last_period does not show both"
+wait "$grower"
+irqs_at 70000
+rm -rf "${pr:?}/500"
+
 # 2. The override releases host work at once, and confines it again.
 kill -USR1 "$VPD_PID"
 wait_for released || fail "override did not release system.slice"

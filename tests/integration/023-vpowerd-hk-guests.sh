@@ -263,6 +263,36 @@ vp_log "RESULT housekeeping: of them movable (all but the kernel-managed ${names
 vp_log "RESULT housekeeping: packed cpu$packed non-idle: without $([ "$packed" = 0 ] && echo "$base0" || echo "$base1") % -> with $([ "$packed" = 0 ] && echo "$with0" || echo "$with1") %"
 pct_fewer=$(fewer "$bm" "$wm")
 
+# What still ran on the freed CPU, as vpowerd tells it: the last line of
+# explain.  Interrupts are read every period; threads only after an
+# explain asked (ten minutes), so the second explain names them.  What
+# reading threads costs vpowerd is measured over 10 s each way.
+freed_line() {
+    "$CTL" --socket "$VPD_TMP/vpowerd.sock" --json explain "$(vp_dom l1)" 2>&1 |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])' 2>&1
+}
+c0=$(vpd_cpu_seconds "$VPD_PID"); sleep 10; c1=$(vpd_cpu_seconds "$VPD_PID")
+line=$(freed_line)
+vp_log "explain, first: $line"
+sleep 10
+c2=$(vpd_cpu_seconds "$VPD_PID")
+vp_log "RESULT housekeeping: vpowerd CPU over 10 s: $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }') s reading interrupts only, $(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.2f", b - a }') s reading threads too"
+for ((try = 1; ; try++)); do
+    line=$(freed_line)
+    case $line in "Freed CPUs $freed, "*"threads that last ran there"*) break ;; esac
+    [ "$try" -lt 5 ] || vp_fail "explain does not say what ran on freed cpu$freed: $line"
+    sleep 6
+done
+vp_log "RESULT housekeeping: explain: $line"
+if [ $((wi - wm)) -gt "$measure_s" ]; then
+    named=
+    for n in ${REFUSED//,/ }; do
+        case $line in *"IRQ $n ("*) named=$n ;; esac
+    done
+    [ -n "$named" ] ||
+        vp_fail "kernel-managed interrupts (${names% }) woke freed cpu$freed, but explain names none of them: $line"
+fi
+
 vpd_stop
 [ "$VPD_RC" = 0 ] || vp_fail "vpowerd exited $VPD_RC after SIGTERM"
 snapshot | diff -u "$SNAP" - >&2 ||

@@ -341,6 +341,13 @@ struct drv_hk {
     struct cpuset last;
     bool repeated;                /* Called twice with the same set. */
     uint32_t pressure_cpct;
+    /* What ran on the freed CPUs, since "boot": each reading adds 24
+     * interrupts of IRQ 36 and, to threads (only when asked for them),
+     * 5 runs of tid 57, which last ran on the set, and 100 of tid 58,
+     * which did not. */
+    unsigned n_wakers, n_wakers_threads;
+    struct cpuset wakers_set;
+    uint64_t irq36, t57, t58;
 };
 
 static int
@@ -361,6 +368,33 @@ fk_pressure(struct drv_hk *h, uint32_t *cpct)
     return 0;
 }
 
+static int
+fk_wakers(struct drv_hk *h, const struct cpuset *cpus, bool threads,
+          struct drv_waker **out)
+{
+    struct drv_waker *w = calloc(3, sizeof *w);
+
+    h->n_wakers++;
+    h->wakers_set = *cpus;
+    h->irq36 += 24;
+    w[0] = (struct drv_waker) { .label = "36", .name = "virtio1-req.0",
+                                .count = h->irq36 };
+    if (!threads) {
+        *out = w;
+        return 1;
+    }
+    h->n_wakers_threads++;
+    h->t57 += 5;
+    h->t58 += 100;
+    /* Unsorted, as a directory walk gives them. */
+    w[1] = (struct drv_waker) { .thread = true, .tid = 58, .name = "busy",
+                                .count = h->t58 };
+    w[2] = (struct drv_waker) { .thread = true, .on_set = true, .tid = 57,
+                                .name = "kworker/1:1", .count = h->t57 };
+    *out = w;
+    return 3;
+}
+
 static const char *
 fk_str(const struct drv_hk *h)
 {
@@ -378,6 +412,7 @@ static const struct drv_hk_ops fake_hk = {
     .name = "fake",
     .confine = fk_confine,
     .pressure = fk_pressure,
+    .wakers = fk_wakers,
     .mode = fk_str,
     .error = fk_str,
     .close = fk_close,
@@ -428,6 +463,56 @@ test_housekeeping(void **state)
     run_for(5);
     assert_false(d.hks->spreading);
     assert_false(fk.repeated);
+
+    /* What ran on the freed CPUs: read each period on the CPUs host
+     * work was moved off; interrupts always, threads only after someone
+     * asked, and then only those that last ran there. */
+    run_for(60);
+    {
+        struct cpuset freed;
+        char text[1024];
+        unsigned before = fk.n_wakers;
+
+        cpuset_zero(&freed);
+        for (unsigned c = 0; c < d.n_cpus; c++) {
+            if (!cpuset_has(&fk.last, c)) {
+                cpuset_set(&freed, c);
+            }
+        }
+        assert_false(cpuset_empty(&freed));
+        assert_true(cpuset_equal(&fk.wakers_set, &freed));
+        assert_true(d.hks->woke.valid);
+        assert_true(cpuset_equal(&d.hks->woke.cpus, &freed));
+        assert_false(d.hks->woke.threads);
+        assert_int_equal(fk.n_wakers_threads, 0);
+        assert_int_equal(d.hks->woke.irqs, 24);
+        assert_int_equal(d.hks->woke.n_top, 1);
+        hkset_woke_text(d.hks, text, sizeof text);
+        assert_non_null(strstr(text, "IRQ 36 (virtio1-req.0) x24"));
+        assert_non_null(strstr(text, "ask again"));
+
+        hkset_watch_threads(d.hks, hv.now_ns + 3600000000000ull);
+        run_for(30);
+        assert_true(fk.n_wakers > before);
+        assert_true(fk.n_wakers_threads >= 2);
+        assert_true(d.hks->woke.threads);
+        assert_int_equal(d.hks->woke.thread_runs, 5);
+        assert_int_equal(d.hks->woke.n_top, 2);
+        assert_int_equal(d.hks->woke.top[0].tid, 0);        /* 24 > 5 */
+        assert_int_equal(d.hks->woke.top[1].tid, 57);
+        hkset_woke_text(d.hks, text, sizeof text);
+        assert_non_null(strstr(text, "thread kworker/1:1 (tid 57) x5"));
+        assert_null(strstr(text, "busy"));
+        assert_null(strstr(text, "ask again"));
+
+        /* The override frees nothing: nothing read, nothing claimed. */
+        d.override_performance = true;
+        run_for(30);
+        assert_false(d.hks->woke.valid);
+        hkset_woke_text(d.hks, text, sizeof text);
+        assert_non_null(strstr(text, "No CPU was freed"));
+        d.override_performance = false;
+    }
 
     hkset_destroy(d.hks);
     d.hks = NULL;

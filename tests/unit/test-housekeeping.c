@@ -19,6 +19,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,7 +27,9 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "manager/drivers/housekeeping.h"
 #include "manager/journal.h"
@@ -1204,6 +1207,161 @@ test_readers(void **state)
     hk_close(hk);
 }
 
+/* A /proc/PID/task/TID/stat line: name, state, 35 fields, then the CPU
+ * the thread last ran on (field 39). */
+static void
+put_thread(unsigned pid, unsigned tid, const char *name, unsigned cpu,
+           unsigned long long slices)
+{
+    char rel[128], line[512], sched[128];
+    size_t o;
+
+    o = (size_t) snprintf(line, sizeof line, "%u (%s) S", tid, name);
+    for (unsigned f = 4; f <= 38; f++) {
+        o += (size_t) snprintf(line + o, sizeof line - o, " %u", f);
+    }
+    snprintf(line + o, sizeof line - o, " %u 0 0\n", cpu);
+    snprintf(rel, sizeof rel, "%u/task/%u/stat", pid, tid);
+    put(pr, rel, line);
+    snprintf(sched, sizeof sched, "123 456 %llu\n", slices);
+    snprintf(rel, sizeof rel, "%u/task/%u/schedstat", pid, tid);
+    put(pr, rel, sched);
+}
+
+static const struct hk_waker *
+find_waker(const struct hk_waker *w, int n, bool thread, const char *key)
+{
+    for (int i = 0; i < n; i++) {
+        char id[16];
+
+        snprintf(id, sizeof id, "%" PRIu32, w[i].tid);
+        if (w[i].thread == thread
+            && !strcmp(thread ? id : w[i].label, key)) {
+            return &w[i];
+        }
+    }
+    return NULL;
+}
+
+/* What ran on a set of CPUs: interrupt rows with counts there (summed
+ * over its columns, system-wide rows skipped), and threads with their
+ * name (spaces and parentheses kept), run count and whether their last
+ * CPU lies in the set. */
+static void
+test_wakers(void **state)
+{
+    struct hk_waker *w;
+    const struct hk_waker *e;
+    struct hk *hk;
+    struct cpuset three = set_of("3"), two_three = set_of("2-3");
+    int n;
+
+    (void) state;
+    reset_fake();
+    base_v1();
+    put_thread(77, 77, "sshd", 3, 40);
+    put_thread(77, 78, "a (b) c)", 1, 9);
+    put_thread(90, 91, "kworker/3:1", 3, 7);
+    mkdirs(pr, "92/task/93");                   /* exited meanwhile */
+    hk = open_hk(false);
+
+    n = hk_wakers(hk, &three, false, &w);
+    assert_int_equal(n, 2);                     /* 25 and NMI */
+    e = find_waker(w, n, false, "25");
+    assert_non_null(e);
+    assert_int_equal(e->count, 70000);
+    assert_string_equal(e->name, "PCI-MSI 512000-edge virtio1-req.0");
+    e = find_waker(w, n, false, "NMI");
+    assert_non_null(e);
+    assert_int_equal(e->count, 4);
+    free(w);
+    /* A long description keeps its tail, where the device is named. */
+    put(pr, "interrupts",
+        "           CPU0       CPU1       CPU2       CPU3       \n"
+        " 26:          0          0          0          5   "
+        "IR-PCI-MSIX-0000:00:1f.2    524288-edge      "
+        "ahci[0000:00:1f.2]\n");
+    assert_int_equal(hk_wakers(hk, &three, false, &w), 1);
+    assert_string_equal(w[0].name,
+                        "...-0000:00:1f.2 524288-edge ahci[0000:00:1f.2]");
+    assert_int_equal(strlen(w[0].name), sizeof w[0].name - 1);
+    free(w);
+    base_proc();
+
+    n = hk_wakers(hk, &two_three, true, &w);
+    assert_int_equal(n, 3 + 3);                 /* 24, 25, NMI; threads */
+    assert_int_equal(find_waker(w, n, false, "NMI")->count, 3 + 4);
+    e = find_waker(w, n, true, "77");
+    assert_non_null(e);
+    assert_string_equal(e->name, "sshd");
+    assert_true(e->on_set);
+    assert_int_equal(e->count, 40);
+    e = find_waker(w, n, true, "78");
+    assert_non_null(e);
+    assert_string_equal(e->name, "a (b) c)");
+    assert_false(e->on_set);
+    assert_true(find_waker(w, n, true, "91")->on_set);
+    free(w);
+
+    /* Bad thread files: an error naming the file, nothing returned. */
+    put(pr, "77/task/78/stat", "78 no name here\n");
+    assert_int_equal(hk_wakers(hk, &three, true, &w), -EINVAL);
+    assert_null(w);
+    assert_non_null(strstr(hk_error(hk), "78/stat"));
+    put(pr, "77/task/78/stat", "78 (x) S 1 2\n");
+    assert_int_equal(hk_wakers(hk, &three, true, &w), -EINVAL);
+    assert_non_null(strstr(hk_error(hk), "no CPU field"));
+    put_thread(77, 78, "x", 1, 9);
+    put(pr, "77/task/78/schedstat", "lots\n");
+    assert_int_equal(hk_wakers(hk, &three, true, &w), -EINVAL);
+    assert_non_null(strstr(hk_error(hk), "78/schedstat"));
+    hk_close(hk);
+}
+
+/* The same reader on the real /proc: this very thread is there, named,
+ * with a run count, on the set of every CPU. */
+static void
+test_wakers_real_proc(void **state)
+{
+    struct hk_conf c;
+    struct hk_waker *w;
+    struct hk *hk = NULL;
+    struct cpuset all;
+    char err[256], me[16], comm[64];
+    const struct hk_waker *e;
+    FILE *f;
+    int n;
+
+    (void) state;
+    hk_conf_init(&c);
+    c.cgroup_root = cg;
+    c.proc_root = "/proc";
+    c.wq_path = wq;
+    c.run_root = run;
+    c.cpusets = c.irqs = c.workqueues = false;
+    assert_int_equal(hk_open(&c, NULL, NULL, &hk, err, sizeof err), 0);
+    cpuset_zero(&all);
+    for (unsigned k = 0; k < POL_MAX_CPUS; k++) {
+        cpuset_set(&all, k);
+    }
+    n = hk_wakers(hk, &all, true, &w);
+    assert_true(n > 1);
+    snprintf(me, sizeof me, "%ld", (long) getpid());
+    e = find_waker(w, n, true, me);
+    assert_non_null(e);
+    assert_true(e->on_set);
+    assert_true(e->count > 0);
+    f = fopen("/proc/self/comm", "r");
+    assert_non_null(f);
+    assert_non_null(fgets(comm, sizeof comm, f));
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    assert_string_equal(e->name, comm);
+    assert_false(w[0].thread);          /* some interrupt ran somewhere */
+    free(w);
+    hk_close(hk);
+}
+
 int
 main(void)
 {
@@ -1229,6 +1387,9 @@ main(void)
         cmocka_unit_test_setup_teardown(test_journal_kinds, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wakers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wakers_real_proc, setup,
+                                        teardown),
     };
 
     /* HK_TEST_DEBUG=1 shows what the driver moves. */
