@@ -1014,6 +1014,36 @@ cycle_hint(struct vpd *d, uint64_t read_ns)
     d->cyc->hint_read_ns = read_ns;
 }
 
+/* vpowerd's own threads follow the set host work may use: a power
+ * manager that wakes the CPUs it frees defeats itself.  The host driver
+ * is called only when the set changes. */
+static void
+self_follow(struct vpd *d)
+{
+    struct cycle *cy = d->cyc;
+    struct cpuset set;
+    char label[128];
+    int r;
+
+    if (!d->host_ops->confine_self || !d->applied) {
+        return;
+    }
+    hkset_target(d, &set);
+    if (cy->self_known && cpuset_equal(&set, &cy->self_set)) {
+        return;
+    }
+    cy->self_known = true;
+    cy->self_set = set;
+    r = d->host_ops->confine_self(d->host, &set);
+    if (r < 0) {
+        LOG_WARN_RL("could not keep vpowerd's threads on CPUs %s: %s",
+                    cpuset_label(&set, label, sizeof label), strerror(-r));
+    } else {
+        LOG_DEBUG("vpowerd's threads on CPUs %s",
+                  cpuset_label(&set, label, sizeof label));
+    }
+}
+
 /* Decides on the input 'in' and applies the plan.  Returns the number of
  * actions, or -errno if the policy refused the input. */
 static int
@@ -1065,6 +1095,9 @@ decide_apply(struct vpd *d, struct pol_input *in)
     }
     /* Host work follows the active set in force (or pretended). */
     hkset_follow(d);
+    if (!d->dry_run) {
+        self_follow(d);
+    }
     for (size_t i = 0; i < in->n_vms; i++) {
         cy->vm_of[i]->reason = (enum pol_reason) d->plan->vm_reason[i];
     }

@@ -153,6 +153,9 @@ struct cycle {
     struct histo hint_apply;        /* Hint read to last action returned,
                                      * of hints whose decision changed
                                      * something (status, metrics). */
+    bool self_known;                /* 'self_set' was handed to the host
+                                     * driver's confine_self. */
+    struct cpuset self_set;
 };
 
 /* Creates d->cyc with 'clock' and 'hooks' (copied; NULL = none) and

@@ -42,8 +42,8 @@ hkset_destroy(struct hkset *s)
  * vpowerd does not free (managed and outside the active set), and CPU0,
  * which the driver requires and vpowerd never frees.  With the override
  * every online CPU. */
-static void
-target_set(const struct vpd *d, struct cpuset *set)
+void
+hkset_target(const struct vpd *d, struct cpuset *set)
 {
     cpuset_zero(set);
     for (unsigned c = 0; c < d->n_cpus; c++) {
@@ -92,7 +92,7 @@ hkset_follow(struct vpd *d)
     if (!s || !d->applied) {
         return;
     }
-    target_set(d, &set);
+    hkset_target(d, &set);
     if (s->applied && cpuset_equal(&set, &s->set)) {
         return;
     }

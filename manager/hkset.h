@@ -98,6 +98,12 @@ void hkset_follow(struct vpd *d);
  * above d->pcfg.spread_ready_ppm. */
 void hkset_demand(struct vpd *d, struct pol_vcpu *vcpus, size_t n);
 
+/* The CPUs host work may use under the plan in force (d->applied):
+ * every online CPU vpowerd does not free and CPU0; every online CPU
+ * under the override.  Defined with or without a housekeeping driver:
+ * vpowerd keeps itself on this set too. */
+void hkset_target(const struct vpd *d, struct cpuset *set);
+
 /* Once per sampled period, at 'now_ns' (the cycle's clock): reads what
  * ran on the CPUs host work was moved off and updates s->woke. */
 void hkset_watch(struct vpd *d, uint64_t now_ns);

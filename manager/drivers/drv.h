@@ -255,6 +255,12 @@ struct drv_host_ops {
      * share at short periods.  Returns 0, or -ENODATA when it does not
      * know this CPU's share (the cycle then reads get_idle). */
     int (*busy_ppm)(struct drv_host *, unsigned cpu, uint32_t *ppm);
+    /* Optional (NULL: vpowerd runs wherever it was started).  Keeps the
+     * calling process's own threads on 'set' intersected with the CPUs
+     * it was started on (on all of those when they do not meet), so the
+     * power manager does not itself wake the CPUs it frees.  Only this
+     * process changes: nothing to journal or restore. */
+    int (*confine_self)(struct drv_host *, const struct cpuset *set);
 };
 
 /* drv_host_ops.caps: 'root' is a /sys/devices/system/cpu tree (real or

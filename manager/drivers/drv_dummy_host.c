@@ -53,6 +53,8 @@ struct drv_host {
     uint64_t writes;
     struct drv_foreign *foreign;  /* In the order they were taken. */
     size_t n_foreign;
+    unsigned n_self;              /* confine_self calls, and the last */
+    struct cpuset self;           /* set asked for. */
 };
 
 #define LOG_MODULE "dummy-host"
@@ -501,6 +503,22 @@ dummy_foreign(struct drv_host *h, struct drv_foreign *out, size_t max)
     return h->n_foreign;
 }
 
+/* Records the set: the process is the caller's, not the modelled host's. */
+static int
+dummy_confine_self(struct drv_host *h, const struct cpuset *set)
+{
+    h->self = *set;
+    h->n_self++;
+    return 0;
+}
+
+unsigned
+dummy_host_self(const struct drv_host *h, struct cpuset *set)
+{
+    *set = h->self;
+    return h->n_self;
+}
+
 const struct drv_host_ops drv_host_dummy = {
     .name = "dummy",
     .open = dummy_open,
@@ -514,4 +532,5 @@ const struct drv_host_ops drv_host_dummy = {
     .get_idle = dummy_get_idle,
     .set_idle_disable = dummy_set_idle_disable,
     .foreign = dummy_foreign,
+    .confine_self = dummy_confine_self,
 };

@@ -48,6 +48,10 @@ int dummy_host_advance_idle(struct drv_host *, unsigned cpu,
 /* Number of successful mutating calls so far (tests check "no change"). */
 uint64_t dummy_host_writes(const struct drv_host *);
 
+/* The number of confine_self calls so far, and the last set asked for
+ * in '*set' (the dummy host never touches the real process). */
+unsigned dummy_host_self(const struct drv_host *, struct cpuset *set);
+
 /* Another power agent writes 'value' to knob 'file' of 'cpu', as the
  * sysfs driver names it below cpuN/ ("online",
  * "cpufreq/scaling_min_freq", "cpufreq/scaling_max_freq",

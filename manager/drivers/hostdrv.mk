@@ -6,6 +6,7 @@ manager_libvpowermgr_a_SOURCES += \
 	manager/drivers/drv_dummy_host.c manager/drivers/drv_dummy_host.h \
 	manager/inputs/hostmodel.c manager/inputs/hostmodel.h \
 	manager/journal.c manager/journal.h \
+	manager/drivers/selfpin.c manager/drivers/selfpin.h \
 	manager/drivers/sysfs.c manager/drivers/sysfs.h \
 	manager/drivers/sysfs_io.c manager/drivers/sysfs_io.h
 

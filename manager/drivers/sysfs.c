@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/drivers/selfpin.h"
 #include "manager/journal.h"
 #include "manager/log.h"
 #include "manager/util.h"
@@ -62,6 +63,7 @@ struct drv_host {
     size_t n_policies;
     struct drv_foreign *foreign; /* Found so far, in order. */
     size_t n_foreign, cap_foreign;
+    struct selfpin self;        /* The process's CPUs at open. */
 };
 
 static const char *const governors[] = {
@@ -459,7 +461,15 @@ sysfs_open(const char *root, char *err, size_t errlen)
     for (unsigned c = 0; c < h->n_cpus; c++) {
         h->policy_of[c] = -1;
     }
+    /* Without an answer confine_self() changes nothing (-ENODATA). */
+    (void) selfpin_init(&h->self);
     return h;
+}
+
+static int
+sysfs_confine_self(struct drv_host *h, const struct cpuset *set)
+{
+    return selfpin_apply(&h->self, set);
 }
 
 static void
@@ -844,4 +854,5 @@ const struct drv_host_ops drv_host_sysfs = {
     .set_idle_disable = sysfs_set_idle_disable,
     .foreign = sysfs_foreign,
     .set_journal = sysfs_set_journal,
+    .confine_self = sysfs_confine_self,
 };

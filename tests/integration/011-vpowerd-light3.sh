@@ -106,6 +106,11 @@ done
 vp_log "pins after ${i}s: $(pins_now | tr '\n' ';')"
 [ -n "$packed" ] || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "the three light guests were not packed onto one CPU"; }
 freed=$((1 - packed))
+# vpowerd keeps itself where host work may run: the packed CPU and CPU0.
+self=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$VPD_PID/status")
+want=$([ "$packed" = 0 ] && echo 0 || echo 0-1)
+vp_log "vpowerd's own CPUs: $self"
+[ "$self" = "$want" ] || vp_fail "vpowerd runs on CPUs $self, not on $want (the packed cpu$packed and CPU0)"
 sleep 3
 c0=$(vpd_cpu_seconds "$VPD_PID"); w0=$(vp_now_us)
 read -r with0 with1 rdy_with fwith <<< "$(measure)"

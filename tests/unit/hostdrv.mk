@@ -24,7 +24,7 @@ tests_unit_test_conf_LDADD = $(HOSTDRV_TEST_LDADD)
 tests_unit_test_sysfs_SOURCES = tests/unit/test-sysfs.c \
 	tests/unit/hostdrv-fixture.h
 tests_unit_test_sysfs_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
-tests_unit_test_sysfs_LDFLAGS = -Wl,--wrap=write
+tests_unit_test_sysfs_LDFLAGS = -Wl,--wrap=write -pthread
 tests_unit_test_sysfs_LDADD = $(HOSTDRV_TEST_LDADD)
 
 tests_unit_test_journal_SOURCES = tests/unit/test-journal.c \

@@ -425,8 +425,8 @@ static void
 test_housekeeping(void **state)
 {
     struct drv_hk fk;
-    struct cpuset want;
-    unsigned quiet;
+    struct cpuset want, self;
+    unsigned quiet, self_calls;
 
     (void) state;
     memset(&fk, 0, sizeof fk);
@@ -443,12 +443,19 @@ test_housekeeping(void **state)
     assert_true(fk.n_confine >= 1);
     assert_true(cpuset_equal(&fk.last, &want));
     assert_false(fk.repeated);
+    /* vpowerd itself stays off the freed CPUs too, asked only when the
+     * set changes. */
+    self_calls = dummy_host_self(d.host, &self);
+    assert_true(self_calls >= 1 && self_calls <= fk.n_confine);
+    assert_true(cpuset_equal(&self, &want));
 
     /* The override: every CPU at once, without waiting for a period. */
     d.override_performance = true;
     cycle_run(&d, false);
     assert_int_equal(cpuset_count(&fk.last), d.n_cpus);
     assert_true(d.hks->released);
+    assert_int_equal(dummy_host_self(d.host, &self), self_calls + 1);
+    assert_int_equal(cpuset_count(&self), d.n_cpus);
     d.override_performance = false;
     run_for(60);
     assert_true(cpuset_count(&fk.last) < d.n_cpus);

@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -782,6 +786,88 @@ test_other_writer_after_crash(void **state)
     fx_close(f);
 }
 
+/* ---- The process's own CPUs -------------------------------------------- */
+
+/* Every thread of this process may run on exactly 'want'. */
+static void
+all_threads_on(const cpu_set_t *want)
+{
+    DIR *dp = opendir("/proc/self/task");
+    struct dirent *e;
+    unsigned n = 0;
+
+    assert_non_null(dp);
+    while ((e = readdir(dp))) {
+        cpu_set_t got;
+
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        assert_int_equal(sched_getaffinity(atoi(e->d_name), sizeof got,
+                                           &got), 0);
+        assert_true(CPU_EQUAL(&got, want));
+        n++;
+    }
+    closedir(dp);
+    assert_true(n >= 2);
+}
+
+static void *
+idle_thread(void *arg)
+{
+    pthread_barrier_t *b = arg;
+
+    pthread_barrier_wait(b);    /* Started: the test moves it. */
+    pthread_barrier_wait(b);    /* Checked: it may end. */
+    return NULL;
+}
+
+/* confine_self keeps every thread of vpowerd (here: this test, with a
+ * second thread) on the set within the CPUs it was started on, widens
+ * again, and falls back to those CPUs when the set misses them all;
+ * the original affinity is put back at the end. */
+static void
+test_confine_self(void **state)
+{
+    struct fx *f = fx_open("--cpus 2");
+    struct drv_host *h = f->h;
+    cpu_set_t orig, want;
+    struct cpuset set, none;
+    pthread_barrier_t b;
+    pthread_t t;
+    int first = -1;
+
+    assert_int_equal(sched_getaffinity(0, sizeof orig, &orig), 0);
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++) {
+        if (CPU_ISSET(c, &orig)) {
+            first = c;
+        }
+    }
+    pthread_barrier_init(&b, NULL, 2);
+    assert_int_equal(pthread_create(&t, NULL, idle_thread, &b), 0);
+    pthread_barrier_wait(&b);
+
+    cpuset_zero(&set);
+    cpuset_set(&set, (unsigned) first);
+    cpuset_set(&set, POL_MAX_CPUS - 1);         /* not the process's */
+    assert_int_equal(drv_host_sysfs.confine_self(h, &set), 0);
+    CPU_ZERO(&want);
+    CPU_SET(first, &want);
+    all_threads_on(&want);
+
+    cpuset_zero(&none);
+    cpuset_set(&none, POL_MAX_CPUS - 1);
+    assert_int_equal(drv_host_sysfs.confine_self(h, &none), 0);
+    all_threads_on(&orig);
+
+    pthread_barrier_wait(&b);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&b);
+    fx_close(f);
+    (void) sched_setaffinity(0, sizeof orig, &orig);
+    (void) state;
+}
+
 /* ---- Dummy host --------------------------------------------------------- */
 
 static void
@@ -916,6 +1002,7 @@ main(void)
         cmocka_unit_test(test_other_writer_running),
         cmocka_unit_test(test_other_writer_after_crash),
         cmocka_unit_test(test_other_writer_shared_policy),
+        cmocka_unit_test(test_confine_self),
         cmocka_unit_test(test_dummy),
         cmocka_unit_test(test_dummy_other_writer),
     };
