@@ -770,9 +770,11 @@ cmds_dispatch(const struct proto_request *req, const struct ctl_peer *peer,
         if (d->hks) {
             size_t o = strlen(text);
 
-            /* The host's part: what kept the freed cores awake.  Threads
-             * are read for a while from now, so asking again shows them. */
-            snprintf(text + o, sizeof text - o, "\n");
+            /* The host's part, closing the paragraph (vpowerctl shows
+             * no control characters): what kept the freed cores awake.
+             * Threads are read for a while from now, so asking again
+             * shows them. */
+            snprintf(text + o, sizeof text - o, "  ");
             o += strlen(text + o);
             hkset_woke_text(d->hks, text + o, sizeof text - o);
             hkset_watch_threads(d->hks, cycle_now_ns(d) + EXPLAIN_WATCH_NS);

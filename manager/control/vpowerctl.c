@@ -780,21 +780,15 @@ render_policy(struct json_object *r, FILE *f)
     tbl_print(&t, f);
 }
 
-/* Prints 'text' wrapped at 78 columns; a newline starts a paragraph. */
+/* Prints 'text' wrapped at 78 columns. */
 static void
 wrap(const char *text, FILE *f)
 {
     size_t col = 0;
 
     while (*text) {
-        size_t w = strcspn(text, " \n");
+        size_t w = strcspn(text, " ");
 
-        if (*text == '\n') {           /* A new paragraph. */
-            fputc('\n', f);
-            col = 0;
-            text++;
-            continue;
-        }
         if (col && col + 1 + w > 78) {
             fputc('\n', f);
             col = 0;

@@ -160,17 +160,21 @@ grow() {      # grow SECONDS: both counts grow every 0.1 s
 k=0
 grow 2
 why=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" --json explain light |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])')
+      python3 -c 'import json, re, sys; print(re.search("(Freed CPUs|No CPU was freed).*", json.load(sys.stdin)["text"]).group(0))')
 log "explain, first: $why"
 case $why in "Freed CPUs 2-3, "*"IRQ 25 (PCI-MSI 512000-edge virtio1-req.0) x"*"ask again"*) ;;
     *) fail "explain does not name IRQ 25 on the freed CPUs (or says threads are read): $why" ;; esac
 case $why in *"fx (worker)"*) fail "threads named before anyone asked: $why" ;; esac
 grow 2
 why=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" --json explain light |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])')
+      python3 -c 'import json, re, sys; print(re.search("(Freed CPUs|No CPU was freed).*", json.load(sys.stdin)["text"]).group(0))')
 log "explain, second: $why"
 case $why in *"thread fx (worker) (tid 501) x"*) ;;
     *) fail "explain does not name thread 501 after it was asked: $why" ;; esac
+# The human form reads as prose: wrapped, no escaped control characters.
+human=$("$ctl" --socket "$VPD_TMP/vpowerd.sock" explain light)
+case $human in *"Freed CPUs 2-3,"*) ;; *) fail "vpowerctl explain: no freed CPUs: $human" ;; esac
+case $human in *'\'*) fail "vpowerctl explain shows an escape: $human" ;; esac
 grow 2 & grower=$!
 sleep 1.2
 "$ctl" --socket "$VPD_TMP/vpowerd.sock" --json status | python3 -c '

@@ -269,7 +269,7 @@ pct_fewer=$(fewer "$bm" "$wm")
 # reading threads costs vpowerd is measured over 10 s each way.
 freed_line() {
     "$CTL" --socket "$VPD_TMP/vpowerd.sock" --json explain "$(vp_dom l1)" 2>&1 |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["text"].split("\n")[-1])' 2>&1
+        python3 -c 'import json, re, sys; print(re.search("(Freed CPUs|No CPU was freed).*", json.load(sys.stdin)["text"]).group(0))' 2>&1
 }
 c0=$(vpd_cpu_seconds "$VPD_PID"); sleep 10; c1=$(vpd_cpu_seconds "$VPD_PID")
 line=$(freed_line)
