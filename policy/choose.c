@@ -279,7 +279,11 @@ top_pool(struct pol_state *st, const struct pol_input *in,
  * soon (4 dwells) after a shrink doubles it, up to 8 x pack_dwell_ns; a
  * shrink that is not undone for 8 x brings it back by half.  Trace loads
  * that step every few minutes then see one resize per step, not a
- * shrink/grow cycle.  Then the dwell restarts on any resize, from the
+ * shrink/grow cycle.  A spread for ready time (or host pressure) counts
+ * as such a growth: the packed pool made work wait, and packing again
+ * after the plain dwell makes it wait again, a pack/spread cycle every
+ * few periods.  Only the first growth after a shrink counts (a spread
+ * grows for several periods in a row; that is one undone packing).  Then the dwell restarts on any resize, from the
  * previous pool 'kp' to 'k'. */
 static void
 backoff(struct pol_state *st, unsigned kp, unsigned k)
@@ -287,7 +291,8 @@ backoff(struct pol_state *st, unsigned kp, unsigned k)
     const struct pol_config *cfg = &st->cfg;
     uint64_t now = st->now;
 
-    if (st->have_prev && k > kp && !st->spread && st->last_shrink_ns
+    if (st->have_prev && k > kp && st->last_shrink_ns
+        && st->last_pack_ns == st->last_shrink_ns
         && now - st->last_shrink_ns < 4 * st->dwell_ns) {
         st->dwell_ns = st->dwell_ns * 2 > 8 * cfg->pack_dwell_ns
                        ? 8 * cfg->pack_dwell_ns : st->dwell_ns * 2;

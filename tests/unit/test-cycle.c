@@ -473,8 +473,9 @@ test_housekeeping(void **state)
 
     /* What ran on the freed CPUs: read each period on the CPUs host
      * work was moved off; interrupts always, threads only after someone
-     * asked, and then only those that last ran there. */
-    run_for(60);
+     * asked, and then only those that last ran there.  The spread came
+     * soon after a shrink, so packing again waits twice the dwell. */
+    run_for(120);
     {
         struct cpuset freed;
         char text[1024];

@@ -541,6 +541,68 @@ test_hysteresis(void **state)
     pol_plan_destroy(p);
 }
 
+/* A ready-time spread soon after a shrink means the packing made vCPUs
+ * wait: the dwell doubles, so the next packing waits twice as long
+ * instead of making them wait again after the plain dwell. */
+static void
+test_ready_backoff(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    unsigned k;
+
+    (void) state;
+    fixed_model();
+    world_cpus(&w, 8);
+    w.vms[0].id = 1;
+    w.vms[0].n_vcpus = 8;
+    for (unsigned j = 0; j < 8; j++) {
+        w.vcpus[j].vm = 0;
+        w.vcpus[j].idx = j;
+        w.vcpus[j].cpu = -1;
+        w.vcpus[j].load.avg_cap = 50;
+        w.vcpus[j].load.peak_cap = 50;
+        w.vcpus[j].load.n_samples = 10;
+    }
+    w.in.n_vms = 1;
+    w.in.n_vcpus = 8;
+    w.in.now_ns = 100 * SEC;
+    pol_config_default(&cfg);
+    st = pol_state_create(m, &cfg);
+
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 1);
+    /* Spread for ready time, then packed again after the plain dwell. */
+    w.vcpus[0].load.ready_ppm = 200000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), 8);
+    w.vcpus[0].load.ready_ppm = 0;
+    w.in.now_ns += cfg.pack_dwell_ns;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    k = cpuset_count(&p->active);
+    assert_true(k < 8);
+    /* The packed pool makes a vCPU wait at once: spread again ... */
+    w.vcpus[0].load.ready_ppm = 200000;
+    w.in.now_ns += SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_true(cpuset_count(&p->active) > k);
+    k = cpuset_count(&p->active);
+    w.vcpus[0].load.ready_ppm = 0;
+    /* ... and the plain dwell no longer packs ... */
+    w.in.now_ns += cfg.pack_dwell_ns + SEC;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_int_equal(cpuset_count(&p->active), k);
+    /* ... twice the dwell does. */
+    w.in.now_ns += cfg.pack_dwell_ns;
+    assert_int_equal(pol_decide(st, &w.in, p), 0);
+    assert_true(cpuset_count(&p->active) < k);
+    pol_state_destroy(st);
+    pol_plan_destroy(p);
+}
+
 /* The aggregate estimator, stability under noise, interval growth and
  * the frequency choice, on a 2 x 8-core SMT2 host. */
 static void
@@ -1766,6 +1828,7 @@ main(void)
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
+        cmocka_unit_test(test_ready_backoff),
         cmocka_unit_test(test_kept_pool_misfit),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_large_host),
