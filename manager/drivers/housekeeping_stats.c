@@ -120,44 +120,86 @@ irqtab_row(const struct irqtab *t, char **p, char *label, size_t llen,
     return 0;
 }
 
-int
-hk_irq_counts(struct hk *hk, uint64_t *counts, size_t n)
+/* One parsed row of /proc/interrupts, for irqtab_walk()'s visitor:
+ * 'got' counts (of the table's 'ncol'), in header column order. */
+struct irqrow {
+    const struct irqtab *t;
+    char label[32];
+    uint64_t *counts;
+    unsigned got;
+    char *desc;
+};
+
+/* Calls 'visit' for each row of /proc/interrupts until it returns
+ * nonzero.  A row that does not parse is an error when 'strict' (named
+ * by line in hk's error), skipped otherwise.  Returns the number of CPU
+ * columns, or a negative errno. */
+static int
+irqtab_walk(struct hk *hk, bool strict,
+            int (*visit)(const struct irqrow *r, void *aux), void *aux)
 {
     struct irqtab *t = XNEW(struct irqtab);
-    uint64_t *row = XNEWARRAY(uint64_t, POL_MAX_CPUS);
-    char label[32], *p, *desc;
-    unsigned got, lineno = 1;
-    int error;
-    bool loaded;
+    struct irqrow r = { .t = t };
+    unsigned lineno = 1;
+    char *p;
+    int error = irqtab_load(hk, t);
 
-    hk->err[0] = '\0';
-    error = irqtab_load(hk, t);
-    loaded = !error;
-    memset(counts, 0, n * sizeof *counts);
-    for (p = t->rows; !error && *p;) {
+    if (error) {
+        free(t);
+        return error;
+    }
+    r.counts = XNEWARRAY(uint64_t, POL_MAX_CPUS);
+    for (p = t->rows; *p;) {
         lineno++;
-        if (irqtab_row(t, &p, label, sizeof label, row, &got, &desc)) {
+        if (irqtab_row(t, &p, r.label, sizeof r.label, r.counts, &r.got,
+                       &r.desc)) {
+            if (!strict) {
+                continue;
+            }
             hk_seterr(hk, "%s/interrupts:%u: not an interrupt row",
                       hk->proc_root, lineno);
             error = -EINVAL;
             break;
         }
-        if (got != t->ncol) {
-            continue;
+        if (visit(&r, aux)) {
+            break;
         }
-        for (unsigned c = 0; c < t->ncol; c++) {
-            if (t->col_cpu[c] < n) {
-                counts[t->col_cpu[c]] += row[c];
+    }
+    error = error ? error : (int) t->ncol;
+    free(r.counts);
+    free(t->text);
+    free(t);
+    return error;
+}
+
+struct counts_aux {
+    uint64_t *counts;
+    size_t n;
+};
+
+static int
+count_row(const struct irqrow *r, void *aux_)
+{
+    struct counts_aux *a = aux_;
+
+    if (r->got == r->t->ncol) {
+        for (unsigned c = 0; c < r->got; c++) {
+            if (r->t->col_cpu[c] < a->n) {
+                a->counts[r->t->col_cpu[c]] += r->counts[c];
             }
         }
     }
-    if (loaded) {
-        free(t->text);
-    }
-    error = error ? error : (int) t->ncol;
-    free(row);
-    free(t);
-    return error;
+    return 0;
+}
+
+int
+hk_irq_counts(struct hk *hk, uint64_t *counts, size_t n)
+{
+    struct counts_aux a = { counts, n };
+
+    hk->err[0] = '\0';
+    memset(counts, 0, n * sizeof *counts);
+    return irqtab_walk(hk, true, count_row, &a);
 }
 
 int
@@ -195,28 +237,32 @@ fold(const char *text, char *buf, size_t len)
     buf[o] = '\0';
 }
 
+struct name_aux {
+    char want[16];
+    char *buf;
+    size_t len;
+};
+
+static int
+name_row(const struct irqrow *r, void *aux_)
+{
+    struct name_aux *a = aux_;
+
+    if (strcmp(r->label, a->want)) {
+        return 0;
+    }
+    fold(r->desc, a->buf, a->len);
+    return 1;
+}
+
 void
 hk_irq_name(struct hk *hk, unsigned irq, char *buf, size_t len)
 {
-    struct irqtab *t = XNEW(struct irqtab);
-    uint64_t *row = XNEWARRAY(uint64_t, POL_MAX_CPUS);
-    char label[32], want[16], *p, *desc;
-    unsigned got;
+    struct name_aux a = { .buf = buf, .len = len };
 
     snprintf(buf, len, "?");
-    snprintf(want, sizeof want, "%u", irq);
-    if (!irqtab_load(hk, t)) {
-        for (p = t->rows; *p;) {
-            if (!irqtab_row(t, &p, label, sizeof label, row, &got, &desc)
-                && !strcmp(label, want)) {
-                fold(desc, buf, len);
-                break;
-            }
-        }
-        free(t->text);
-    }
-    free(row);
-    free(t);
+    snprintf(a.want, sizeof a.want, "%u", irq);
+    (void) irqtab_walk(hk, false, name_row, &a);
 }
 
 /* ---- What ran on a set of CPUs ------------------------------------------- */
@@ -237,55 +283,54 @@ wlist_add(struct wlist *l)
     return &l->w[l->n++];
 }
 
+struct wakers_aux {
+    const struct cpuset *cpus;
+    struct wlist *l;
+};
+
+/* An interrupt row with a nonzero count on the CPUs asked about. */
+static int
+waker_row(const struct irqrow *r, void *aux_)
+{
+    struct wakers_aux *a = aux_;
+    char text[256];
+    uint64_t sum = 0;
+    struct hk_waker *w;
+
+    if (r->got != r->t->ncol) {
+        return 0;
+    }
+    for (unsigned c = 0; c < r->got; c++) {
+        if (cpuset_has(a->cpus, r->t->col_cpu[c])) {
+            sum += r->counts[c];
+        }
+    }
+    if (!sum) {
+        return 0;
+    }
+    w = wlist_add(a->l);
+    fold(r->label, w->label, sizeof w->label);
+    fold(r->desc, text, sizeof text);
+    /* The device's name is at the end: a long description keeps its
+     * tail. */
+    if (strlen(text) >= sizeof w->name) {
+        snprintf(w->name, sizeof w->name, "...%s",
+                 text + strlen(text) - (sizeof w->name - 4));
+    } else {
+        snprintf(w->name, sizeof w->name, "%s", text);
+    }
+    w->count = sum;
+    return 0;
+}
+
 /* The interrupt rows with a nonzero count on 'cpus'. */
 static int
 irq_wakers(struct hk *hk, const struct cpuset *cpus, struct wlist *l)
 {
-    struct irqtab *t = XNEW(struct irqtab);
-    uint64_t *row = XNEWARRAY(uint64_t, POL_MAX_CPUS);
-    char label[32], text[256], *p, *desc;
-    unsigned got, lineno = 1;
-    int error = irqtab_load(hk, t);
-    bool loaded = !error;
+    struct wakers_aux a = { cpus, l };
+    int n = irqtab_walk(hk, true, waker_row, &a);
 
-    for (p = loaded ? t->rows : ""; *p;) {
-        uint64_t sum = 0;
-        struct hk_waker *w;
-
-        lineno++;
-        if (irqtab_row(t, &p, label, sizeof label, row, &got, &desc)) {
-            hk_seterr(hk, "%s/interrupts:%u: not an interrupt row",
-                      hk->proc_root, lineno);
-            error = -EINVAL;
-            break;
-        }
-        for (unsigned c = 0; c < got; c++) {
-            if (cpuset_has(cpus, t->col_cpu[c])) {
-                sum += row[c];
-            }
-        }
-        if (got != t->ncol || !sum) {
-            continue;
-        }
-        w = wlist_add(l);
-        fold(label, w->label, sizeof w->label);
-        fold(desc, text, sizeof text);
-        /* The device's name is at the end: a long description keeps
-         * its tail. */
-        if (strlen(text) >= sizeof w->name) {
-            snprintf(w->name, sizeof w->name, "...%s",
-                     text + strlen(text) - (sizeof w->name - 4));
-        } else {
-            snprintf(w->name, sizeof w->name, "%s", text);
-        }
-        w->count = sum;
-    }
-    if (loaded) {
-        free(t->text);
-    }
-    free(row);
-    free(t);
-    return error;
+    return n < 0 ? n : 0;
 }
 
 /* One thread: its name and last CPU from 'stat' ("TID (NAME) S ..."; the
