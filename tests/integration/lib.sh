@@ -257,26 +257,48 @@ vp_guest_running() {
 
 # vp_guest_wait_ready NAME [TIMEOUT]: wait for VPOWER-GUEST-READY on the
 # guest's console (default $VP_BOOT_TIMEOUT s) and log the boot time.
+#
+# A guest whose kernel reports an RCU stall before it is ready is
+# restarted once, from the same XML: under TCG on a loaded host a vCPU's
+# timer wake-up is sometimes lost during boot ("rcu_preempt kthread timer
+# wakeup didn't happen"), and that guest never comes up.  The stalled
+# console is kept beside the new one (.stalled) and the restart is logged.
 vp_guest_wait_ready() {
     [ $# -ge 1 ] || vp_error "vp_guest_wait_ready: usage: NAME [TIMEOUT]"
-    local name=$1 timeout=${2:-$VP_BOOT_TIMEOUT} log start now var
+    local name=$1 timeout=${2:-$VP_BOOT_TIMEOUT} log start now var dom
+    local restarted=0
     log=$(vp_console_log "$name")
     var=VP_START_$(vp_var "$name")
     start=${!var:-$(date +%s.%N)}
+    dom=$(vp_dom "$name")
     while :; do
         if grep -q VPOWER-GUEST-READY "$log" 2>/dev/null; then
             now=$(date +%s.%N)
-            vp_log "$(vp_dom "$name") ready after $(vp_elapsed "$start" "$now") s: $(grep -a -m1 VPOWER-GUEST-READY "$log" | tr -d '\r')"
+            vp_log "$dom ready after $(vp_elapsed "$start" "$now") s: $(grep -a -m1 VPOWER-GUEST-READY "$log" | tr -d '\r')"
             return 0
+        fi
+        if [ "$restarted" = 0 ] && grep -aq 'rcu: INFO: rcu_.* detected stalls' "$log" 2>/dev/null; then
+            restarted=1
+            vp_log "$dom: the guest kernel stalled in boot (RCU stall, $(grep -ac 'detected stalls' "$log") report(s) on its console); restarting it once"
+            vp_guest_dump_console "$name"
+            cp "$log" "$log.stalled" 2>/dev/null || true
+            vp_virsh destroy "$dom" >/dev/null 2>&1 ||
+                vp_error "vp_guest_wait_ready: virsh destroy $dom failed"
+            : > "$log"
+            vp_virsh create "$VP_TMPDIR/$name.xml" >/dev/null ||
+                vp_error "vp_guest_wait_ready: restarting $dom failed"
+            start=$(date +%s.%N)
+            eval "$var=\$start"
+            continue
         fi
         if ! vp_guest_running "$name"; then
             vp_guest_dump_console "$name"
-            vp_error "vp_guest_wait_ready: $(vp_dom "$name") is not running (crashed or panicked?)"
+            vp_error "vp_guest_wait_ready: $dom is not running (crashed or panicked?)"
         fi
         now=$(date +%s.%N)
         if [ "$(vp_elapsed "$start" "$now" 0)" -ge "$timeout" ]; then
             vp_guest_dump_console "$name"
-            vp_error "vp_guest_wait_ready: $(vp_dom "$name") not ready after ${timeout}s"
+            vp_error "vp_guest_wait_ready: $dom not ready after ${timeout}s"
         fi
         sleep 0.2
     done
