@@ -279,7 +279,7 @@ top_pool(struct pol_state *st, const struct pol_input *in,
  * soon (4 dwells) after a shrink doubles it, up to 8 x pack_dwell_ns; a
  * shrink that is not undone for 8 x brings it back by half.  Trace loads
  * that step every few minutes then see one resize per step, not a
- * shrink/grow cycle.  A spread for ready time (or host pressure) counts
+ * shrink/grow cycle.  A spread for ready time or host pressure counts
  * as such a growth: the packed pool made work wait, and packing again
  * after the plain dwell makes it wait again, a pack/spread cycle every
  * few periods.  Only the first growth after a shrink counts (a spread
