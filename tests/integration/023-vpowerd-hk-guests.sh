@@ -330,9 +330,16 @@ if [ "$freed" = 0 ]; then b=$base0 w=$with0; else b=$base1 w=$with1; fi
 bi=$(irqs without "$freed")
 bm=$(irqs without "$freed" "$REFUSED")
 fewer() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.1f", (a - b) * 100 / a; else print "n/a" }'; }
+# change A B: "N % fewer" or "N % more" from A to B, for the log.
+change() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a <= 0) print "n/a"
+        else if (b <= a) printf "%.1f %% fewer\n", (a - b) * 100 / a
+        else printf "%.1f %% more\n", (b - a) * 100 / a }'
+}
 vp_log "RESULT housekeeping: freed cpu$freed non-idle with foreign load: without $b % -> with $w %"
-vp_log "RESULT housekeeping: freed cpu$freed device interrupts over ${measure_s} s: without $bi -> with $wi ($(fewer "$bi" "$wi") % fewer)"
-vp_log "RESULT housekeeping: of them movable (all but the kernel-managed ${names:-none}): without $bm -> with $wm ($(fewer "$bm" "$wm") % fewer)"
+vp_log "RESULT housekeeping: freed cpu$freed device interrupts over ${measure_s} s: without $bi -> with $wi ($(change "$bi" "$wi"))"
+vp_log "RESULT housekeeping: of them movable (all but the kernel-managed ${names:-none}): without $bm -> with $wm ($(change "$bm" "$wm"))"
 vp_log "RESULT housekeeping: packed cpu$packed non-idle: without $([ "$packed" = 0 ] && echo "$base0" || echo "$base1") % -> with $([ "$packed" = 0 ] && echo "$with0" || echo "$with1") %"
 pct_fewer=$(fewer "$bm" "$wm")
 
