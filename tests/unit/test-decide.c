@@ -416,6 +416,28 @@ fixed_model(void)
     }
 }
 
+/* One VM of 8 light vCPUs (50 capacity units each, warm) on 8 CPUs of
+ * the fixed model, at 100 s: it fits on one core. */
+static void
+light_world(struct world *w)
+{
+    fixed_model();
+    world_cpus(w, 8);
+    w->vms[0].id = 1;
+    w->vms[0].n_vcpus = 8;
+    for (unsigned j = 0; j < 8; j++) {
+        w->vcpus[j].vm = 0;
+        w->vcpus[j].idx = j;
+        w->vcpus[j].cpu = -1;
+        w->vcpus[j].load.avg_cap = 50;
+        w->vcpus[j].load.peak_cap = 50;
+        w->vcpus[j].load.n_samples = 10;
+    }
+    w->in.n_vms = 1;
+    w->in.n_vcpus = 8;
+    w->in.now_ns = 100 * SEC;
+}
+
 static void
 test_hysteresis(void **state)
 {
@@ -426,21 +448,7 @@ test_hysteresis(void **state)
     unsigned k0, k1;
 
     (void) state;
-    fixed_model();
-    world_cpus(&w, 8);
-    w.vms[0].id = 1;
-    w.vms[0].n_vcpus = 8;
-    for (unsigned j = 0; j < 8; j++) {
-        w.vcpus[j].vm = 0;
-        w.vcpus[j].idx = j;
-        w.vcpus[j].cpu = -1;
-        w.vcpus[j].load.avg_cap = 50;
-        w.vcpus[j].load.peak_cap = 50;
-        w.vcpus[j].load.n_samples = 10;
-    }
-    w.in.n_vms = 1;
-    w.in.n_vcpus = 8;
-    w.in.now_ns = 100 * SEC;
+    light_world(&w);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
 
@@ -554,21 +562,7 @@ test_ready_backoff(void **state)
     unsigned k;
 
     (void) state;
-    fixed_model();
-    world_cpus(&w, 8);
-    w.vms[0].id = 1;
-    w.vms[0].n_vcpus = 8;
-    for (unsigned j = 0; j < 8; j++) {
-        w.vcpus[j].vm = 0;
-        w.vcpus[j].idx = j;
-        w.vcpus[j].cpu = -1;
-        w.vcpus[j].load.avg_cap = 50;
-        w.vcpus[j].load.peak_cap = 50;
-        w.vcpus[j].load.n_samples = 10;
-    }
-    w.in.n_vms = 1;
-    w.in.n_vcpus = 8;
-    w.in.now_ns = 100 * SEC;
+    light_world(&w);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
 
