@@ -5,8 +5,9 @@
 #
 #     docs/make-tables.sh [path/to/vpower-sim]
 #
-# Traces come from ../shared/data/traces (or $VPOWER_TRACES).  Takes about
-# 8 minutes on 2 cores.  Every number is energy as a fraction of the
+# Traces come from ../shared/data/traces (or $VPOWER_TRACES).  Rows run
+# side by side, $VPOWER_JOBS at a time (default: online CPUs), and are
+# printed in order; the whole table takes about 40 minutes on 2 cores.  Every number is energy as a fraction of the
 # performance governor's (lower is better); a baseline that leaves more
 # than 1 % of the demand unmet has that share next to it, because its
 # energy then pays for less work.  The next to last column compares
@@ -25,12 +26,32 @@ pl=$traces/planetlab-cloudsim
 bb=$traces/bitbrains-gwa-t-12-rnd-2013-7
 neat=$traces/planetlab-openstack-neat-28/traces
 
-row() {   # row LABEL SIM-ARGS...
-    local label=$1
-    shift
-    local out
-    out=$(mktemp)
-    "$sim" "$@" --compare --json 2>/dev/null > "$out"
+jobs=${VPOWER_JOBS:-$(nproc)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pids=()
+n_rows=0
+
+# row LABEL SIM-ARGS...: starts the row's run; its Markdown line goes to
+# $work/N.md, printed by finish() in the order the rows were named.
+row() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+        wait -n || true
+    done
+    n_rows=$((n_rows + 1))
+    one_row "$work/$n_rows.md" "$@" &
+    pids+=($!)
+}
+
+one_row() {   # one_row OUT LABEL SIM-ARGS...
+    local dest=$1 label=$2
+    shift 2
+    local out=$dest.json
+    if ! "$sim" "$@" --compare --json 2>"$dest.err" > "$out"; then
+        echo "make-tables: $label: vpower-sim failed:" >&2
+        cat "$dest.err" >&2
+        return 1
+    fi
     python3 -c '
 import json, sys
 label = sys.argv[1]
@@ -69,8 +90,19 @@ cells += [cell("lower-bound"), "%.2f %%" % d["vpower"]["unmet_pct"],
           "%.3f (%s)" % (d["vpower"]["energy_j"] / d[rival]["energy_j"],
                          rival), es]
 print("| %s | %s |" % (label, " | ".join(cells)))
-' "$label" "$out"
-    rm -f "$out"
+' "$label" "$out" > "$dest"
+}
+
+# Waits for every row; prints them in order, or fails naming none lost.
+finish() {
+    local failed=0
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=1
+    done
+    [ "$failed" = 0 ] || exit 1
+    for i in $(seq 1 "$n_rows"); do
+        cat "$work/$i.md"
+    done
 }
 
 echo "| host model, trace | vpower | schedutil | schedutil, no turbo | HWP balance_performance | HWP balance_power | tuned virtual-host | DPDK vm_power_manager (analogue) | Nova offlining (analogue) | powersave governor | lower bound | vpower unmet | vpower / best serving rival | vpower / serving rival at equal service |"
@@ -99,6 +131,7 @@ row "Arm Juno r0 (EAS model), PlanetLab 20110303, 8 VMs" \
     --model "$juno" --trace "$pl/20110303" --vms 8
 row "same, 20110322 (not tuned on)" \
     --model "$juno" --trace "$pl/20110322" --vms 8
+finish
 echo
 echo "An empty DPDK or Nova cell: the host has more vCPUs than CPUs, which"
 echo "those systems refuse (dedicated 1:1 pinning); the simulator's analogue"
