@@ -34,7 +34,8 @@ tests_unit_test_drv_dummy_hv_LDADD = $(MANAGER_TEST_LDADD)
 # every program built from daemon.c links it).
 check_PROGRAMS += tests/unit/test-record
 TESTS += tests/unit/test-record
-tests_unit_test_record_SOURCES = tests/unit/test-record.c
+tests_unit_test_record_SOURCES = tests/unit/test-record.c \
+	tests/unit/shipped-model.h
 tests_unit_test_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_record_LDADD = $(MANAGER_TEST_LDADD)
 

@@ -23,31 +23,9 @@
 
 #include "policy/correct.h"
 #include "policy/policy.h"
+#include "tests/unit/shipped-model.h"
 
 static struct pol_model *m, *t, *b;
-
-static void
-load_model(struct pol_model *out, const char *name)
-{
-    const char *dir = getenv("VPOWER_SRCDIR");
-    char path[1024], err[256];
-    char *buf = calloc(1, 1 << 20);
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof path, "%s/config/models/%s", dir ? dir : ".", name);
-    f = fopen(path, "r");
-    if (!f) {
-        fail_msg("cannot read %s", path);
-    }
-    n = fread(buf, 1, (1 << 20) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    if (pol_model_parse(out, buf, err, sizeof err)) {
-        fail_msg("%s: %s", name, err);
-    }
-    free(buf);
-}
 
 /* A plan with the first 'n_active' CPUs awake at the nominal point, the
  * rest parked, each active CPU busy 'ppm'. */
@@ -77,7 +55,7 @@ setup(void **state)
     m = calloc(1, sizeof *m);
     t = calloc(1, sizeof *t);
     b = calloc(1, sizeof *b);
-    load_model(m, "xeon-r640-2s.model");
+    load_shipped_model(m, "xeon-r640-2s.model");
     return 0;
 }
 

@@ -16,35 +16,13 @@
 #include <cmocka.h>
 
 #include "policy/policy.h"
+#include "tests/unit/shipped-model.h"
 
 static struct pol_model *m;
 
 static const double spec_w[11] = {
     55, 125, 151, 176, 202, 232, 261, 301, 357, 421, 469,
 };
-
-static void
-load_model(const char *name)
-{
-    const char *dir = getenv("VPOWER_SRCDIR");
-    char path[1024], err[256];
-    char *buf = calloc(1, 1 << 20);
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof path, "%s/config/models/%s", dir ? dir : ".", name);
-    f = fopen(path, "r");
-    if (!f) {
-        fail_msg("cannot read %s", path);
-    }
-    n = fread(buf, 1, (1 << 20) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    if (pol_model_parse(m, buf, err, sizeof err)) {
-        fail_msg("%s: %s", name, err);
-    }
-    free(buf);
-}
 
 /* Host power at SPEC load 'pct' (0..100), see the file comment. */
 static double
@@ -85,7 +63,7 @@ test_specpower(void **state)
     struct pol_plan *p = pol_plan_create(0, 0);
 
     (void) state;
-    load_model("xeon-r640-2s.model");
+    load_shipped_model(m, "xeon-r640-2s.model");
     for (int pct = 0; pct <= 100; pct += 10) {
         double w = spec_power_w(p, pct, 0);
         double wn = spec_power_w(p, pct, 1);
@@ -115,7 +93,7 @@ test_idle_rules(void **state)
     uint32_t parked, active_idle, shallow, off;
 
     (void) state;
-    load_model("xeon-r640-2s.model");
+    load_shipped_model(m, "xeon-r640-2s.model");
     memset(busy, 0, sizeof busy);
     for (unsigned d = 0; d < m->n_domains; d++) {
         p->dom_freq_khz[d] = 2500000;
@@ -170,7 +148,7 @@ test_juno_cluster(void **state)
     uint32_t w;
 
     (void) state;
-    load_model("juno-r0.model");
+    load_shipped_model(m, "juno-r0.model");
     memset(busy, 0, sizeof busy);
     /* Everything asleep: both clusters in cluster-sleep. */
     w = pol_energy_power_mw(m, p, busy);

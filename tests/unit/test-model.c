@@ -14,28 +14,9 @@
 #include <cmocka.h>
 
 #include "policy/model.h"
+#include "tests/unit/shipped-model.h"
 
 static struct pol_model *m;
-
-static char *
-read_model(const char *name)
-{
-    const char *dir = getenv("VPOWER_SRCDIR");
-    char path[1024];
-    FILE *f;
-    char *buf = calloc(1, 1 << 20);
-    size_t n;
-
-    snprintf(path, sizeof path, "%s/config/models/%s", dir ? dir : ".", name);
-    f = fopen(path, "r");
-    if (!f) {
-        fail_msg("cannot read %s", path);
-    }
-    n = fread(buf, 1, (1 << 20) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static void
 test_shipped(void **state)
@@ -45,7 +26,7 @@ test_shipped(void **state)
 
     (void) state;
     for (size_t i = 0; i < 2; i++) {
-        char *t = read_model(files[i]);
+        char *t = shipped_model_text(files[i]);
 
         if (pol_model_parse(m, t, err, sizeof err)) {
             fail_msg("%s: %s", files[i], err);
@@ -64,7 +45,7 @@ test_shipped(void **state)
     assert_int_equal(pol_model_idle_for_latency(m, 1, 300), 1);
 
     {
-        char *t = read_model("xeon-r640-2s.model");
+        char *t = shipped_model_text("xeon-r640-2s.model");
 
         assert_int_equal(pol_model_parse(m, t, err, sizeof err), 0);
         free(t);

@@ -21,6 +21,7 @@
 
 #include "manager/daemon.h"
 #include "manager/record.h"
+#include "tests/unit/shipped-model.h"
 
 static char *
 slurp(const char *path)
@@ -39,22 +40,6 @@ slurp(const char *path)
     assert_int_equal(fread(text, 1, (size_t) n, f), (size_t) n);
     fclose(f);
     return text;
-}
-
-static void
-load_model(struct pol_model *m, const char *rel)
-{
-    char path[1024], err[256];
-    const char *src = getenv("VPOWER_SRCDIR");
-    char *text;
-
-    snprintf(path, sizeof path, "%s/%s", src ? src : ".", rel);
-    text = slurp(path);
-    assert_non_null(text);
-    if (pol_model_parse(m, text, err, sizeof err) < 0) {
-        fail_msg("%s: %s", rel, err);
-    }
-    free(text);
 }
 
 /* Text -> model -> text -> model: same text, same struct contents. */
@@ -120,9 +105,9 @@ test_model_round_trip(void **state)
     static struct pol_model m;
 
     (void) state;
-    load_model(&m, "config/models/xeon-r640-2s.model");
+    load_shipped_model(&m, "xeon-r640-2s.model");
     round_trip(&m);
-    load_model(&m, "config/models/juno-r0.model");
+    load_shipped_model(&m, "juno-r0.model");
     round_trip(&m);
 }
 
