@@ -7,15 +7,16 @@
 #
 # Traces come from ../shared/data/traces (or $VPOWER_TRACES).  Rows run
 # side by side, $VPOWER_JOBS at a time (default: online CPUs), and are
-# printed in order; the whole table takes about 40 minutes on 2 cores.  Every number is energy as a fraction of the
-# performance governor's (lower is better); a baseline that leaves more
-# than 1 % of the demand unmet has that share next to it, because its
-# energy then pays for less work.  The next to last column compares
-# vpower with the cheapest rival that serves (at most 1 % unmet, not
-# refused); the last one at equal service, placement costs charged
-# (docs/baselines.md, "Equal service": vpower replayed with the
-# headroom_pct shown until it runs as little work late as the serving
-# rivals, against the serving rival it fares worst against).
+# printed in order; the whole table takes about 16 minutes on 2 cores.
+# Every number is energy as a fraction of the performance governor's
+# (lower is better); a baseline that leaves more than 1 % of the demand
+# unmet has that share next to it, because its energy then pays for
+# less work.  The next to last column compares vpower with the cheapest
+# rival that serves (at most 1 % unmet, not refused); the last one at
+# equal service, placement costs charged (docs/baselines.md, "Equal
+# service": vpower replayed with the headroom_pct shown until it runs
+# as little work late as the serving rivals, against the serving rival
+# it fares worst against).
 set -euo pipefail
 
 sim=${1:-./sim/vpower-sim}
