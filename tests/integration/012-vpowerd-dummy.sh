@@ -16,29 +16,12 @@ VPD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vpower-$T.XXXXXX")
 . "$(dirname "$0")/vpowerd-lib.sh"
 vpd_test_begin
 
-fx=$VPD_TMP/sys
-vpd_fixture "$fx" 2 1000000 1500000 2000000
+vpd_dummy_world 2
 vpd_snapshot "$fx" > "$VPD_TMP/before"
-cat > "$VPD_TMP/doms" <<EOD
-busy  1 95 kind=performance
-light 1 10
-idle  1 1
-EOD
-cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-EOD
-export VPOWER_DUMMY_STATE=$VPD_TMP/pins
-args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
-      --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
 
-pin() { awk -v d="$1" -v w="$2" '$1 == d && $2 == w { print $3 }' "$VPOWER_DUMMY_STATE" 2>/dev/null; }
 packed() {
-    [ "$(pin light vcpu0)" = 1 ] && [ "$(pin idle vcpu0)" = 1 ] &&
-        [ "$(pin busy vcpu0)" = 0 ]
+    [ "$(vpd_pin light vcpu0)" = 1 ] && [ "$(vpd_pin idle vcpu0)" = 1 ] &&
+        [ "$(vpd_pin busy vcpu0)" = 0 ]
 }
 wait_packed() {
     local i
@@ -54,7 +37,7 @@ wait_packed() {
 vpd_start "$VPD_TMP/vpowerd.log" "${args[@]}"
 wait_packed || fail "not packed after 10 s: $(tr '\n' ' ' < "$VPOWER_DUMMY_STATE")"
 log "packed: $(tr '\n' ' ' < "$VPOWER_DUMMY_STATE")"
-[ "$(pin light emulator)" = 1 ] || fail "light's emulator not on the packed core"
+[ "$(vpd_pin light emulator)" = 1 ] || fail "light's emulator not on the packed core"
 # The light VMs' core slows once their load history is warm.
 for ((i = 0; i < 100; i++)); do
     max1=$(cat "$fx/cpu1/cpufreq/scaling_max_freq")
@@ -84,8 +67,8 @@ kill -USR1 "$VPD_PID"
 vpd_stop
 [ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC after SIGTERM"
 for p in "busy vcpu0" "busy emulator" "light vcpu0" "light emulator" "idle vcpu0"; do
-    [ "$(pin $p)" = "0-$(($(nproc) - 1))" ] || [ "$(nproc)" = 1 ] ||
-        fail "$p not restored: $(pin $p)"
+    [ "$(vpd_pin $p)" = "0-$(($(nproc) - 1))" ] || [ "$(nproc)" = 1 ] ||
+        fail "$p not restored: $(vpd_pin $p)"
 done
 vpd_snapshot "$fx" | diff -u "$VPD_TMP/before" - >&2 || fail "fixture not restored after SIGTERM"
 [ ! -e "$VPD_TMP/journal" ] || fail "journal left after a clean exit"

@@ -33,23 +33,8 @@ check_failure() {
         echo "notify-check exited $rc"
 }
 
-fx=$VPD_TMP/sys
-vpd_fixture "$fx" 4 1000000 1500000 2000000
-cat > "$VPD_TMP/doms" <<EOD
-busy  1 95 kind=performance
-light 1 10
-idle  1 1
-EOD
-cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-EOD
-export VPOWER_DUMMY_STATE=$VPD_TMP/pins
-args=(--foreground --config "$VPD_TMP/vpowerd.conf" --driver=dummy
-      --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
+vpd_dummy_world 4
+args=(--foreground "${args[@]}")
 
 # 1. The whole protocol with a 400 ms watchdog.
 set +e

@@ -25,23 +25,7 @@ EXP=$VPD_BUILDDIR/manager/vpower-exporter
 EXP_PID=
 vpd_test_hook() { [ -z "$EXP_PID" ] || kill "$EXP_PID" 2>/dev/null; }
 
-fx=$VPD_TMP/sys
-vpd_fixture "$fx" 2 1000000 1500000 2000000
-cat > "$VPD_TMP/doms" <<EOD
-busy  1 95 kind=performance
-light 1 10
-idle  1 1
-EOD
-cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-EOD
-export VPOWER_DUMMY_STATE=$VPD_TMP/pins
-args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
-      --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
+vpd_dummy_world 2
 max1=$fx/cpu1/cpufreq/scaling_max_freq
 c1=$fx/cpu1/cpuidle/state1/disable
 c6=$fx/cpu1/cpuidle/state2/disable

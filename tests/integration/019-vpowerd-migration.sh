@@ -30,7 +30,6 @@ EOD
 export VPOWER_DUMMY_STATE=$VPD_TMP/pins VPOWER_SOCKET=$VPD_TMP/vpowerd.sock
 ALL="0-$(($(nproc) - 1))"
 
-pin() { awk -v d="$1" -v w="$2" '$1 == d && $2 == w { print $3 }' "$VPOWER_DUMMY_STATE" 2>/dev/null; }
 # doms LINES...: replaces the domains file atomically.
 doms() {
     printf '%s\n' "$@" > "$VPD_TMP/doms.new"
@@ -56,7 +55,7 @@ vpd_start "$VPD_TMP/vpowerd.log" --config "$VPD_TMP/vpowerd.conf" \
 vpd_wait_log "$VPD_TMP/vpowerd.log" "decision:" 10 || fail "no decision"
 sleep 3                     # Unfrozen, it is packed within about 1 s.
 for w in vcpu0 emulator; do
-    p=$(pin mover $w)
+    p=$(vpd_pin mover $w)
     [ -z "$p" ] || [ "$p" = "$ALL" ] ||
         fail "pins of a migrating domain changed: mover $w $p"
 done
@@ -67,8 +66,8 @@ log "migrating out: mover's pins untouched for 3 s of decisions"
 # 2. The job ends without the domain leaving (failed before its final
 # pause, no event): managed again, packed with light.
 doms "busy  1 95 kind=performance" "light 1 10" "mover 1 10"
-wait_for '[ "$(pin mover vcpu0)" = 1 ] && [ "$(pin light vcpu0)" = 1 ]' ||
-    fail "mover not managed after its migration job ended: $(pin mover vcpu0)"
+wait_for '[ "$(vpd_pin mover vcpu0)" = 1 ] && [ "$(vpd_pin light vcpu0)" = 1 ]' ||
+    fail "mover not managed after its migration job ended: $(vpd_pin mover vcpu0)"
 uuid=$(mover_uuid)
 [ -n "$uuid" ] || fail "no uuid of mover in the log"
 wait_for 'grep -q "$uuid" "$VPD_TMP/journal"' ||
@@ -90,7 +89,7 @@ doms "busy  1 95 kind=performance" "light 1 10" "mover 1 10 migr=gone" \
 wait_for 'grep -q "domain guest: migration runs: pins frozen" "$VPD_TMP/vpowerd.log"' ||
     fail "incoming domain not frozen"
 sleep 0.6
-p=$(pin guest vcpu0)
+p=$(vpd_pin guest vcpu0)
 [ -z "$p" ] || [ "$p" = 0 ] || fail "incoming domain repinned: $p"
 doms "busy  1 95 kind=performance" "light 1 10" "mover 1 10 migr=gone" \
      "guest 1 10 static=0 kind=powersave"
@@ -104,8 +103,8 @@ log "arrived: guest has its metadata policy"
 vpd_stop
 [ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC"
 for w in vcpu0 emulator; do
-    [ "$(pin guest $w)" = "$ALL" ] ||
-        fail "arrived domain's migrated pins taken as static or originals: guest $w $(pin guest $w)"
+    [ "$(vpd_pin guest $w)" = "$ALL" ] ||
+        fail "arrived domain's migrated pins taken as static or originals: guest $w $(vpd_pin guest $w)"
 done
 # The departure line says "not restored" and names the domain when the
 # event comes before a listing drops it: that line is no restore.

@@ -79,10 +79,9 @@ export VPOWER_DUMMY_STATE=$VPD_TMP/pins
 args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
       --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
 
-pin() { awk -v d="$1" -v w="$2" '$1 == d && $2 == w { print $3 }' "$VPOWER_DUMMY_STATE" 2>/dev/null; }
 packed() {
-    [ "$(pin light vcpu0)" = 1 ] && [ "$(pin idle vcpu0)" = 1 ] &&
-        [ "$(pin busy vcpu0)" = 0 ]
+    [ "$(vpd_pin light vcpu0)" = 1 ] && [ "$(vpd_pin idle vcpu0)" = 1 ] &&
+        [ "$(vpd_pin busy vcpu0)" = 0 ]
 }
 # wait_for CMD...: up to 10 s for CMD to succeed.
 wait_for() {

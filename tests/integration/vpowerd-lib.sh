@@ -2,9 +2,9 @@
 # vpowerd-lib.sh -- helpers shared by the vpowerd tests (01x-*.sh).
 #
 # Sourced after setting VPD_TMP (a private temp dir).  Provides a sysfs
-# fixture maker (the host-driver engineer's tests/fixtures generator is
-# used when present), vpowerd start/stop with cleanup, and readers of the
-# fixture and of vpowerd's log.
+# fixture maker (tests/fixtures/mksysfs.sh where present), the dummy
+# world most of these tests start from, vpowerd start/stop with cleanup,
+# and readers of the fixture, the dummy pins and vpowerd's log.
 
 VPD_SRCDIR=${VPOWER_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 VPD_BUILDDIR=${VPOWER_BUILDDIR:-$PWD}
@@ -97,6 +97,45 @@ vpd_snapshot() {
     (cd "$1" && find . -type f \( -name 'scaling_m*_freq' -o -name disable \
         -o -name online -o -name scaling_governor \) -print0 |
         sort -z | xargs -0 grep -H '' )
+}
+
+# vpd_dummy_world NCPUS [CONF-LINE]...: the dummy world the tests start
+# from.  A fixture $VPD_TMP/sys of NCPUS CPUs (1.0, 1.5, 2.0 GHz); three
+# dummy domains (busy: a performance VM at 95 %, light: 10 %, idle: 1 %);
+# a config deciding every 200 to 500 ms with a 400 ms packing dwell, its
+# journal and control socket in $VPD_TMP, then each CONF-LINE; the dummy
+# driver's pin file.  Sets fx (the fixture root) and args (config,
+# drivers, domains, sysfs root) for vpd_start.
+vpd_dummy_world() {
+    local n=$1 line
+    shift
+    fx=$VPD_TMP/sys
+    vpd_fixture "$fx" "$n" 1000000 1500000 2000000
+    cat > "$VPD_TMP/doms" <<EOD
+busy  1 95 kind=performance
+light 1 10
+idle  1 1
+EOD
+    cat > "$VPD_TMP/vpowerd.conf" <<EOD
+period_ms 200
+max_period_ms 500
+pack_dwell_ms 400
+journal $VPD_TMP/journal
+control_socket $VPD_TMP/vpowerd.sock
+EOD
+    for line in "$@"; do
+        printf '%s\n' "$line" >> "$VPD_TMP/vpowerd.conf"
+    done
+    export VPOWER_DUMMY_STATE=$VPD_TMP/pins
+    args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
+          --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
+}
+
+# vpd_pin DOMAIN WHAT: the CPU list the dummy driver last pinned WHAT
+# (vcpuN or emulator) of DOMAIN to; empty when never pinned.
+vpd_pin() {
+    awk -v d="$1" -v w="$2" '$1 == d && $2 == w { print $3 }' \
+        "$VPOWER_DUMMY_STATE" 2>/dev/null
 }
 
 # vpd_start LOG ARGS...: start vpowerd in the foreground (background job),
