@@ -94,7 +94,8 @@ print("| %s | %s |" % (label, " | ".join(cells)))
 ' "$label" "$out" > "$dest"
 }
 
-# Waits for every row; prints them in order, or fails naming none lost.
+# Waits for every row, then prints the rows in order; exits 1 when any
+# failed (each failed row has named itself on stderr).
 finish() {
     local failed=0
     for pid in "${pids[@]}"; do
