@@ -28,13 +28,7 @@ a  1 10
 b  1 10
 c  2 10 10
 EOD
-cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-EOD
+vpd_base_conf
 export VPOWER_DUMMY_STATE=$VPD_TMP/pins VPOWER_SOCKET=$VPD_TMP/vpowerd.sock
 vpd_start "$VPD_TMP/vpowerd.log" --config "$VPD_TMP/vpowerd.conf" \
     --driver=dummy --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx"

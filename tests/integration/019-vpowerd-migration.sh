@@ -20,13 +20,7 @@ CTL=$VPD_BUILDDIR/manager/vpowerctl
 
 fx=$VPD_TMP/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000
-cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-EOD
+vpd_base_conf
 export VPOWER_DUMMY_STATE=$VPD_TMP/pins VPOWER_SOCKET=$VPD_TMP/vpowerd.sock
 ALL="0-$(($(nproc) - 1))"
 

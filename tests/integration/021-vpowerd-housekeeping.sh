@@ -61,18 +61,9 @@ idle  1 1
 EOD
 # conf [DIRECTIVE VALUE]...: the base config plus extra lines.
 conf() {
-    cat > "$VPD_TMP/vpowerd.conf" <<EOD
-period_ms 200
-max_period_ms 500
-pack_dwell_ms 400
-journal $VPD_TMP/journal
-control_socket $VPD_TMP/vpowerd.sock
-housekeeping yes
-housekeeping_cgroup_root $cg
-housekeeping_proc_root $pr
-housekeeping_workqueue_mask $wq
-housekeeping_run_root $hk/run
-EOD
+    vpd_base_conf "housekeeping yes" "housekeeping_cgroup_root $cg" \
+        "housekeeping_proc_root $pr" "housekeeping_workqueue_mask $wq" \
+        "housekeeping_run_root $hk/run"
     while [ $# -ge 2 ]; do echo "$1 $2" >> "$VPD_TMP/vpowerd.conf"; shift 2; done
 }
 export VPOWER_DUMMY_STATE=$VPD_TMP/pins

@@ -99,23 +99,12 @@ vpd_snapshot() {
         sort -z | xargs -0 grep -H '' )
 }
 
-# vpd_dummy_world NCPUS [CONF-LINE]...: the dummy world the tests start
-# from.  A fixture $VPD_TMP/sys of NCPUS CPUs (1.0, 1.5, 2.0 GHz); three
-# dummy domains (busy: a performance VM at 95 %, light: 10 %, idle: 1 %);
-# a config deciding every 200 to 500 ms with a 400 ms packing dwell, its
-# journal and control socket in $VPD_TMP, then each CONF-LINE; the dummy
-# driver's pin file.  Sets fx (the fixture root) and args (config,
-# drivers, domains, sysfs root) for vpd_start.
-vpd_dummy_world() {
-    local n=$1 line
-    shift
-    fx=$VPD_TMP/sys
-    vpd_fixture "$fx" "$n" 1000000 1500000 2000000
-    cat > "$VPD_TMP/doms" <<EOD
-busy  1 95 kind=performance
-light 1 10
-idle  1 1
-EOD
+# vpd_base_conf [CONF-LINE]...: writes $VPD_TMP/vpowerd.conf, the config
+# these tests start from: deciding every 200 to 500 ms with a 400 ms
+# packing dwell, its journal and control socket in $VPD_TMP; then each
+# CONF-LINE.
+vpd_base_conf() {
+    local line
     cat > "$VPD_TMP/vpowerd.conf" <<EOD
 period_ms 200
 max_period_ms 500
@@ -126,6 +115,23 @@ EOD
     for line in "$@"; do
         printf '%s\n' "$line" >> "$VPD_TMP/vpowerd.conf"
     done
+}
+
+# vpd_dummy_world NCPUS: the dummy world the tests start from.  A fixture
+# $VPD_TMP/sys of NCPUS CPUs (1.0, 1.5, 2.0 GHz); three dummy domains
+# (busy: a performance VM at 95 %, light: 10 %, idle: 1 %); the base
+# config (vpd_base_conf); the dummy driver's pin file.  Sets fx (the
+# fixture root) and args (config, drivers, domains, sysfs root) for
+# vpd_start.
+vpd_dummy_world() {
+    fx=$VPD_TMP/sys
+    vpd_fixture "$fx" "$1" 1000000 1500000 2000000
+    cat > "$VPD_TMP/doms" <<EOD
+busy  1 95 kind=performance
+light 1 10
+idle  1 1
+EOD
+    vpd_base_conf
     export VPOWER_DUMMY_STATE=$VPD_TMP/pins
     args=(--config "$VPD_TMP/vpowerd.conf" --driver=dummy
           --dummy-domains "$VPD_TMP/doms" --sysfs-root "$fx")
