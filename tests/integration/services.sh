@@ -14,6 +14,16 @@
 # No libvirt configuration is changed: the test domains run QEMU as root
 # through a per-domain <seclabel model='dac'> instead (see lib.sh).
 #
+# One device node may be: a /dev/kvm that libvirt's QEMU user (Debian:
+# libvirt-qemu, group kvm) cannot open.  Without udev the node stays
+# root-only, and libvirt 9 then throws away its cached QEMU capabilities
+# on every lookup ("KVM was enabled when probing ..., but it is not
+# available now") and probes QEMU again, several times per domain start:
+# about 46 s per `virsh create` instead of under one.  `start` gives the
+# node group kvm read-write, as udev's rule would, and `stop` puts back
+# the group and mode it found.  The test domains still run under TCG
+# (<domain type='qemu'>).
+#
 # Where systemd is PID 1 each daemon runs in its own unit's cgroup
 # (system.slice/libvirtd.service, ...), which is where vpowerd's
 # housekeeping finds host work.  Without systemd the daemons are started
@@ -120,6 +130,23 @@ in_unit() {
     )
 }
 
+# kvm_access: /dev/kvm read-write for group kvm (see the top), recorded
+# as "kvm MODE GROUP" for stop.
+kvm_access() {
+    local mode grp
+    [ -c /dev/kvm ] && getent group kvm >/dev/null || return 0
+    read -r mode grp < <(stat -c '%a %G' /dev/kvm)
+    if [ "$grp" = kvm ] && [ $((8#$mode & 8#060)) = $((8#060)) ]; then
+        return 0
+    fi
+    if chgrp kvm /dev/kvm && chmod g+rw /dev/kvm; then
+        echo "kvm $mode $grp" >> "$state"
+        log "/dev/kvm was mode $mode group $grp: gave group kvm read-write, as udev would (put back by stop)"
+    else
+        log "could not give group kvm access to /dev/kvm: every domain start will re-probe QEMU"
+    fi
+}
+
 do_start() {
     [ "$(id -u)" = 0 ] || die "must run as root to start libvirtd"
     [ -x "$libvirtd_bin" ] || die "$libvirtd_bin missing (apt-get install libvirt-daemon-system)"
@@ -127,6 +154,7 @@ do_start() {
     command -v virsh >/dev/null 2>&1 || die "virsh missing (apt-get install libvirt-clients)"
     local started=0 p
 
+    kvm_access
     if virtlogd_running; then
         log "virtlogd already running"
     else
@@ -163,11 +191,12 @@ do_stop() {
     [ -f "$state" ] || { log "nothing started by $prog"; return 0; }
     local name pid bin i
     # Stop in reverse order of starting: libvirtd before virtlogd.
-    tac "$state" | while read -r name pid; do
+    tac "$state" | while read -r name pid rest; do
         case "$name" in
             libvirtd) bin=$libvirtd_bin ;;
             virtlogd) bin=$virtlogd_bin ;;
             cgroup) continue ;;
+            kvm) continue ;;
             *) continue ;;
         esac
         if ! pid_is "$pid" "$bin"; then
@@ -192,6 +221,15 @@ do_stop() {
         done
         [ ! -d "$pid" ] || log "cgroup $pid still in use: left"
     done
+    # /dev/kvm's group and mode as start found them.
+    while read -r name pid rest; do
+        [ "$name" = kvm ] || continue
+        if chgrp "$rest" /dev/kvm && chmod "$pid" /dev/kvm; then
+            log "/dev/kvm back to mode $pid group $rest"
+        else
+            log "could not put /dev/kvm back to mode $pid group $rest"
+        fi
+    done < "$state"
     rm -f "$state"
 }
 
