@@ -232,7 +232,6 @@ log0=$(wc -l < "$VPD_TMP/vpowerd.log")
 t_start=$(wait_marker hostile 'VPOWER-AGENT-HOSTILE-START' 200)
 wait_marker hostile 'VPOWER-AGENT-HOSTILE-DONE' 120 > /dev/null
 sleep 3
-t_end=$(date +%s.%N)
 after=$(placement)
 vp_log "placement before/after the hostile guest's attack: [$before] [$after]"
 grep -a 'VPOWER-HOSTILE' "$(console hostile)" | tr -d '\r' >&2

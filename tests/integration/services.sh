@@ -140,7 +140,7 @@ kvm_access() {
         return 0
     fi
     if chgrp kvm /dev/kvm && chmod g+rw /dev/kvm; then
-        echo "kvm $mode $grp" >> "$state"
+        record kvm "$mode $grp"
         log "/dev/kvm was mode $mode group $grp: gave group kvm read-write, as udev would (put back by stop)"
     else
         log "could not give group kvm access to /dev/kvm: every domain start will re-probe QEMU"
@@ -189,14 +189,13 @@ do_start() {
 
 do_stop() {
     [ -f "$state" ] || { log "nothing started by $prog"; return 0; }
-    local name pid bin i
+    local name pid bin i mode grp
     # Stop in reverse order of starting: libvirtd before virtlogd.
-    tac "$state" | while read -r name pid rest; do
+    tac "$state" | while read -r name pid; do
         case "$name" in
             libvirtd) bin=$libvirtd_bin ;;
             virtlogd) bin=$virtlogd_bin ;;
             cgroup) continue ;;
-            kvm) continue ;;
             *) continue ;;
         esac
         if ! pid_is "$pid" "$bin"; then
@@ -222,12 +221,12 @@ do_stop() {
         [ ! -d "$pid" ] || log "cgroup $pid still in use: left"
     done
     # /dev/kvm's group and mode as start found them.
-    while read -r name pid rest; do
+    while read -r name mode grp; do
         [ "$name" = kvm ] || continue
-        if chgrp "$rest" /dev/kvm && chmod "$pid" /dev/kvm; then
-            log "/dev/kvm back to mode $pid group $rest"
+        if chgrp "$grp" /dev/kvm && chmod "$mode" /dev/kvm; then
+            log "/dev/kvm back to mode $mode group $grp"
         else
-            log "could not put /dev/kvm back to mode $pid group $rest"
+            log "could not put /dev/kvm back to mode $mode group $grp"
         fi
     done < "$state"
     rm -f "$state"
