@@ -567,43 +567,41 @@ exec_split_threads(double wa, double wb, double cap, double smt,
                    double *ba, double *bb)
 {
     /* While both run, each thread does smt/2 of its solo work: thread
-     * a does cap * a * (1 - k * b) with k = 1 - smt / 2. */
+     * a does cap * a * (1 - k * b) with k = 1 - smt / 2.  In units of
+     * 'cap' (A, B), while neither is full: a (1 - k b) = A and
+     * b (1 - k a) = B, so a - b = A - B and a is the smaller root of
+     * k a^2 - (1 + k (A - B)) a + A = 0 (written so k = 0 needs no
+     * case).  Otherwise the busier thread is full and its sibling s
+     * takes what it cannot fit: s (1 - k) = A + B - (1 - k s). */
     double k = 1.0 - smt / 2.0;
-    double a = 0, b = 0;
+    double A, B, d, q, disc, s;
 
     *ba = *bb = 0;
     if (!(cap > 0)) {
         return;
     }
-    wa = wa > 0 ? wa : 0;
-    wb = wb > 0 ? wb : 0;
-    for (int i = 0; i < 200; i++) {
-        double ra = cap * (1.0 - k * b), rb = cap * (1.0 - k * a);
-        double xa = wa, xb = wb, na, nb;
+    A = wa > 0 ? wa / cap : 0;
+    B = wb > 0 ? wb / cap : 0;
+    d = A - B;
+    q = 1.0 + k * d;
+    disc = q * q - 4.0 * k * A;
+    if (disc >= 0 && q + sqrt(disc) > 0) {
+        double a = 2.0 * A / (q + sqrt(disc)), b = a - d;
 
-        if (xa > ra) {
-            xb += xa - ra;
-            xa = ra;
+        /* The tolerance keeps an exactly full pair (rounding) here. */
+        if (a <= 1.0 + 1e-9 && b <= 1.0 + 1e-9) {
+            *ba = a < 1.0 ? a : 1.0;
+            *bb = b < 0 ? 0 : b < 1.0 ? b : 1.0;
+            return;
         }
-        if (xb > rb) {
-            xa += xb - rb;
-            xb = rb;
-            xa = xa > ra ? ra : xa;
-        }
-        na = ra > 0 ? xa / ra : 1.0;
-        nb = rb > 0 ? xb / rb : 1.0;
-        na = na > 1.0 ? 1.0 : na;
-        nb = nb > 1.0 ? 1.0 : nb;
-        if (fabs(na - a) < 1e-12 && fabs(nb - b) < 1e-12) {
-            a = na;
-            b = nb;
-            break;
-        }
-        a = na;
-        b = nb;
     }
-    *ba = a;
-    *bb = b;
+    /* smt = 1 (k = 1/2): two threads do one thread's work, so the
+     * sibling only runs while the pair is overcommitted. */
+    s = 1.0 - 2.0 * k > 0 ? (A + B - 1.0) / (1.0 - 2.0 * k)
+                          : (A + B >= 1.0 ? 1.0 : 0.0);
+    s = s < 0 ? 0 : s > 1.0 ? 1.0 : s;
+    *ba = A >= B ? 1.0 : s;
+    *bb = A >= B ? s : 1.0;
 }
 
 /* Busy fractions b[0], b[1] of the online threads of core 'k' doing 'w'

@@ -131,6 +131,63 @@ test_split(void)
     CHECK(a > 0.99 && b > 0.1 && b < 1.0);
 }
 
+/* The defining rule, iterated to its fixed point: each thread's rate is
+ * cap * (1 - k * sibling's busy fraction); work a thread cannot fit
+ * moves to its sibling. */
+static void
+split_by_iteration(double wa, double wb, double cap, double smt, double *ba,
+                   double *bb)
+{
+    double k = 1.0 - smt / 2.0, a = 0, b = 0;
+
+    for (int i = 0; i < 100000; i++) {
+        double ra = cap * (1.0 - k * b), rb = cap * (1.0 - k * a);
+        double xa = wa, xb = wb, na, nb;
+
+        if (xa > ra) {
+            xb += xa - ra;
+            xa = ra;
+        }
+        if (xb > rb) {
+            xa += xb - rb;
+            xb = rb;
+            xa = xa > ra ? ra : xa;
+        }
+        na = fmin(1.0, xa / ra);
+        nb = fmin(1.0, xb / rb);
+        if (fabs(na - a) < 1e-13 && fabs(nb - b) < 1e-13) {
+            break;
+        }
+        a = na;
+        b = nb;
+    }
+    *ba = a;
+    *bb = b;
+}
+
+/* exec_split_threads() solves that fixed point in closed form: the
+ * same answer over the whole range of work and SMT capacities a model
+ * may give (smt-capacity 110..400 %), each thread idle to overcommitted. */
+static void
+test_split_matches_rule(void)
+{
+    static const double smt[] = { 1.1, 1.25, 1.5, 2.0, 3.0, 4.0 };
+    double worst = 0;
+
+    for (size_t s = 0; s < sizeof smt / sizeof smt[0]; s++) {
+        for (int i = 0; i <= 120; i++) {
+            for (int j = 0; j <= 120; j++) {
+                double wa = i * 25.6, wb = j * 25.6, a, b, ra, rb;
+
+                exec_split_threads(wa, wb, 1024, smt[s], &a, &b);
+                split_by_iteration(wa, wb, 1024, smt[s], &ra, &rb);
+                worst = fmax(worst, fmax(fabs(a - ra), fabs(b - rb)));
+            }
+        }
+    }
+    CHECK(worst < 1e-9);
+}
+
 /* One busy thread: a vCPU wanting half a nominal thread, alone on
  * CPU 0.  In the step, schedutil settles on 2.0 GHz (1.25 * 3.0 * 512
  * / 1229 = 1.56 GHz -> 2.0), where the thread is 64 % busy. */
@@ -301,6 +358,7 @@ main(void)
     }
     test_rules();
     test_split();
+    test_split_matches_rule();
     test_single_thread();
     test_siblings();
     test_shared_domain();
