@@ -574,7 +574,7 @@ exec_split_threads(double wa, double wb, double cap, double smt,
      * case).  Otherwise the busier thread is full and its sibling s
      * takes what it cannot fit: s (1 - k) = A + B - (1 - k s). */
     double k = 1.0 - smt / 2.0;
-    double A, B, d, q, disc, s;
+    double A, B, d, q, disc, r, s;
 
     *ba = *bb = 0;
     if (!(cap > 0)) {
@@ -585,8 +585,9 @@ exec_split_threads(double wa, double wb, double cap, double smt,
     d = A - B;
     q = 1.0 + k * d;
     disc = q * q - 4.0 * k * A;
-    if (disc >= 0 && q + sqrt(disc) > 0) {
-        double a = 2.0 * A / (q + sqrt(disc)), b = a - d;
+    r = disc >= 0 ? q + sqrt(disc) : 0;
+    if (r > 0) {
+        double a = 2.0 * A / r, b = a - d;
 
         /* The tolerance keeps an exactly full pair (rounding) here. */
         if (a <= 1.0 + 1e-9 && b <= 1.0 + 1e-9) {
@@ -595,8 +596,8 @@ exec_split_threads(double wa, double wb, double cap, double smt,
             return;
         }
     }
-    /* smt = 1 (k = 1/2): two threads do one thread's work, so the
-     * sibling only runs while the pair is overcommitted. */
+    /* The sibling's share; with smt = 1 (k = 1/2) two threads do one
+     * thread's work, so it only runs while the pair is overcommitted. */
     s = 1.0 - 2.0 * k > 0 ? (A + B - 1.0) / (1.0 - 2.0 * k)
                           : (A + B >= 1.0 ? 1.0 : 0.0);
     s = s < 0 ? 0 : s > 1.0 ? 1.0 : s;

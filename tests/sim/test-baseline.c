@@ -129,6 +129,15 @@ test_split(void)
     /* More than one thread can do moves to the idle sibling. */
     exec_split_threads(1100, 0, 1024, 1.25, &a, &b);
     CHECK(a > 0.99 && b > 0.1 && b < 1.0);
+    /* smt = 1: two threads do one thread's work.  Half a thread each
+     * fills the pair exactly (a (1 - a / 2) = 1/2, a = 1); more than
+     * one thread's work in all keeps both busy; one alone is as solo. */
+    exec_split_threads(512, 512, 1024, 1.0, &a, &b);
+    CHECK(near(a, 1.0, 1e-6) && near(b, 1.0, 1e-6));
+    exec_split_threads(820, 410, 1024, 1.0, &a, &b);
+    CHECK(a == 1.0 && b == 1.0);
+    exec_split_threads(512, 0, 1024, 1.0, &a, &b);
+    CHECK(near(a, 0.5, 1e-9) && b == 0);
 }
 
 /* The defining rule, iterated to its fixed point: each thread's rate is
@@ -166,8 +175,9 @@ split_by_iteration(double wa, double wb, double cap, double smt, double *ba,
 }
 
 /* exec_split_threads() solves that fixed point in closed form: the
- * same answer over the whole range of work and SMT capacities a model
- * may give (smt-capacity 110..400 %), each thread idle to overcommitted. */
+ * same answer for each thread idle to overcommitted, at SMT capacities
+ * up to the model's 400 % (from 110 %: nearer 100 % the iteration
+ * creeps, and test_split() checks smt = 1 on its own). */
 static void
 test_split_matches_rule(void)
 {
