@@ -1,10 +1,15 @@
 /* manager/journal.c -- Crash-safe record of the host state vpowerd found.
  *
- * The journal is small (a few entries per CPU and per vCPU) and written
- * rarely (only the first change of each thing), so every record simply
- * rewrites the whole file: write PATH.tmp, fsync, rename over PATH, fsync
- * the directory.  A crash at any point leaves either the previous or the
- * new complete journal.  The text format is line based:
+ * The journal is small (a few entries per CPU and per vCPU), so every
+ * record simply rewrites the whole file: write PATH.tmp, rename it over
+ * PATH.  A crash of vpowerd at any point leaves either the previous or
+ * the new complete journal.  Records are not fsync()ed: what they
+ * describe (sysfs values, CPUs online, live pins, IRQ affinities) does
+ * not outlive the boot either, so durability across a power cut buys
+ * nothing, while an fsync costs a millisecond or more where /run or the
+ * journal path is on disk, and every frequency or idle-limit write
+ * (those for a latency hint among them) waits for its record.  The text
+ * format is line based:
  *
  *   vpower-journal 3
  *   vcpu UUID VCPU CPULIST
@@ -300,18 +305,13 @@ jnl_save(struct jnl *j)
     if (!error) {
         error = write_all(fd, b.s, b.len);
     }
-    if (!error && fsync(fd) < 0) {
-        error = -errno;
-    }
     if (close(fd) < 0 && !error) {
         error = -errno;
     }
     if (!error && rename(tmp, j->path) < 0) {
         error = -errno;
     }
-    if (!error) {
-        error = fsync_dir_of(j->path);
-    } else {
+    if (error) {
         unlink(tmp);
     }
 out:

@@ -5,9 +5,10 @@
  * CPU's online state) it records the ORIGINAL value here; only the first
  * value per key is kept, so however often vpowerd changes a thing, the
  * journal holds what the administrator had.  Every record rewrites the
- * file atomically (write temp, fsync, rename, fsync directory; mode
- * 0600), so after a crash or SIGKILL the journal on disk is either the
- * old or the new complete version, never a torn one.
+ * file atomically (write temp, rename; mode 0600), so after a crash or
+ * SIGKILL of vpowerd the journal is either the old or the new complete
+ * version, never a torn one.  Records are not made durable across a
+ * power cut: nothing they describe outlives the boot.
  *
  * Life cycle in vpowerd:
  *   1. At startup, jnl_load() the configured path.  If a journal is left
