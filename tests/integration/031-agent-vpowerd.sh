@@ -13,6 +13,9 @@
 #           bench (status hint_apply_seconds: read to last action
 #           returned, the hints that changed the plan), taken while a
 #           control-socket client asks for status every 100 ms.
+#           Before vpowerd starts, pin-floor times 400 live vCPU pins of
+#           "other" through the same libvirt driver: the floor under
+#           the host side (RESULT hint pin-floor).
 #   "other" 1 vCPU, idle, no agent.
 #   "hostile" 1 vCPU, started later: garbage, oversized header, unknown
 #           type, vCPU 7 of 1, 10,000-message flood.
@@ -37,7 +40,7 @@ VPD_TMP=$VP_TMPDIR
 B=$VPOWER_BUILDDIR
 [ -x "$VPD_BIN" ] || vp_error "$VPD_BIN not built"
 for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile \
-         tests/integration/gch-testhost; do
+         tests/integration/gch-testhost tests/integration/pin-floor; do
     [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
 done
 
@@ -78,6 +81,20 @@ ECHO_PID=$!
 vp_guest_start other idle 1
 vp_guest_wait_ready lat 180
 vp_guest_wait_ready other 180
+
+# The floor under the host side: one live vCPU pin through vpowerd's
+# libvirt driver, before vpowerd runs (the idle guest "other", moved
+# between CPU 0 and CPU 1 and put back).  A hint's plan waits for every
+# pin it changes, so no host-side figure can be below this one's.
+other_pin() { vp_virsh vcpupin "$(vp_dom other)" --vcpu 0 --live | awk '{ print $NF }'; }
+pin0=$(other_pin)
+floor=$("$B/tests/integration/pin-floor" "$VP_URI" \
+        "$(vp_virsh domuuid "$(vp_dom other)")" 400) ||
+    vp_fail "pin-floor failed: $floor"
+[ "$(other_pin)" = "$pin0" ] ||
+    vp_fail "pin-floor left other's vCPU 0 on $(other_pin), found on $pin0"
+vp_log "RESULT hint pin-floor $floor (one live vCPU pin through the libvirt driver, no vpowerd running)"
+echo "HINT-PINFLOOR-031 $floor"
 
 fx=$VPD_TMP/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000

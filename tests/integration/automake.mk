@@ -76,6 +76,14 @@ tests_integration_migr_watch_LDADD = manager/libvpowervirt.a \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(LIBVPOWERVIRT_LIBS) -lm
 
+# pin-floor: one live vCPU pin through the libvirt driver, timed, with
+# no vpowerd running (031: the floor under a hint's host side).
+check_PROGRAMS += tests/integration/pin-floor
+tests_integration_pin_floor_SOURCES = tests/integration/pin-floor.c
+tests_integration_pin_floor_LDADD = manager/libvpowervirt.a \
+	manager/libvpowermgr.a policy/libvpowerpolicy.a \
+	$(LIBVPOWERVIRT_LIBS) -lm
+
 # gch-testhost: the real manager/guestchan.c on the real event loop with
 # stub gch_ops in place of the daemon, the host end of 030.
 check_PROGRAMS += tests/integration/gch-testhost
