@@ -634,6 +634,38 @@ action_failed(struct vpd *d, int r, enum vpd_err_kind kind, const char *what)
     count_error(d, kind);
 }
 
+void
+cycle_check_jobs(struct vpd *d)
+{
+    d->cyc->check_jobs = d->hv_ops->migr_job != NULL;
+}
+
+/* Whether a migration runs on 'vm' now, asked once per execution when
+ * the decision was not preceded by the period's refresh
+ * (cycle_check_jobs).  A VM that cannot be asked counts as not
+ * migrating, and other jobs do not count, as in that refresh. */
+static bool
+job_running(struct vpd *d, struct vpd_vm *vm)
+{
+    struct cycle *cy = d->cyc;
+    enum drv_job job = DRV_JOB_NONE;
+
+    if (!cy->check_jobs) {
+        return false;
+    }
+    if (vm->job_seq != cy->exec_seq) {
+        vm->job_seq = cy->exec_seq;
+        vm->job_running = d->hv_ops->migr_job(d->hv, vm->dom.uuid, &job) == 0
+                          && (job == DRV_JOB_MIGR_OUT
+                              || job == DRV_JOB_MIGR_IN);
+        if (vm->job_running) {
+            LOG_INFO("domain %s is migrating: its pins wait for the "
+                     "period", vm->dom.name);
+        }
+    }
+    return vm->job_running;
+}
+
 /* A pin of a vCPU (x->vcpu) or of an emulator (x->vcpu == UINT32_MAX). */
 static void
 exec_pin(struct vpd *d, const struct pol_action *x)
@@ -651,7 +683,7 @@ exec_pin(struct vpd *d, const struct pol_action *x)
     }
     vm = cy->vm_of[x->vm];
     if (vm->unmanaged || vm->migr_frozen || cpuset_empty(&x->set)
-        || !cpuset_subset(&x->set, &cy->managed)) {
+        || !cpuset_subset(&x->set, &cy->managed) || job_running(d, vm)) {
         return;
     }
     if (emu) {
@@ -751,6 +783,7 @@ exec_host(struct vpd *d, const struct pol_action *x)
 static void
 execute(struct vpd *d, const struct pol_action *acts, size_t n)
 {
+    d->cyc->exec_seq++;
     for (size_t i = 0; i < n; i++) {
         if (acts[i].type == POL_A_PIN_VCPU
             || acts[i].type == POL_A_PIN_EMULATOR) {
@@ -1155,6 +1188,7 @@ cycle_run(struct vpd *d, bool sample)
         sample = false;
         now = cycle_now_ns(d);
     } while (cy->kick_pending);
+    cy->check_jobs = false;
     cy->in_cycle = false;
 }
 

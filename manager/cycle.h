@@ -156,6 +156,11 @@ struct cycle {
     bool self_known;                /* 'self_set' was handed to the host
                                      * driver's confine_self. */
     struct cpuset self_set;
+    bool check_jobs;                /* The next decision asks each VM
+                                     * whose pins it changes whether it
+                                     * migrates (cycle_check_jobs)... */
+    uint64_t exec_seq;              /* ...once per VM and execution:
+                                     * vpd_vm.job_seq. */
 };
 
 /* Creates d->cyc with 'clock' and 'hooks' (copied; NULL = none) and
@@ -185,6 +190,14 @@ void cycle_run(struct vpd *d, bool sample);
  * (the plan is in effect) is added to cycle.hint_apply.  A decision
  * without actions, a refused one and dry runs add nothing. */
 void cycle_hint(struct vpd *d, uint64_t read_ns);
+
+/* The next decision comes without the period's refresh of every VM's
+ * running job (manager/migration.h): before its first pin of a VM it
+ * asks that VM through hv_ops->migr_job, and leaves the VM's pins alone
+ * while a migration runs (libvirt would hold the pin behind the
+ * migration job, up to its state-change lock's timeout).  A guest hint's decision uses this so
+ * that it asks the few VMs it pins rather than every VM on the host. */
+void cycle_check_jobs(struct vpd *d);
 
 /* How long until the next cycle: the plan's next_interval_ns clamped
  * to [conf.period_ms, conf.max_period_ms]. */

@@ -656,10 +656,17 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind k,
     case VPD_N_HINTS:
         return;
     }
-    if (d->cyc) {
-        cycle_hint(d, read_ns);
+    if (!d->cyc) {
+        return;
     }
-    vpd_kick(d);
+    /* Unlike other kicks, a hint asks only the VMs its plan pins whether
+     * they migrate, not every VM on the host: the hint waits for each
+     * question.  Verdicts on the others stay as the period left them. */
+    cycle_hint(d, read_ns);
+    if (d->priv->migr) {
+        cycle_check_jobs(d);
+    }
+    cycle_run(d, false);
 }
 
 /* ---- Start and stop ------------------------------------------------- */

@@ -76,6 +76,8 @@ struct vpd_vm {
                                      * (manager/migration.h): its pins
                                      * are neither changed nor restored;
                                      * the plan keeps them as they are. */
+    uint64_t job_seq;               /* cycle.exec_seq when asked for a */
+    bool job_running;               /* running job, and the answer. */
     struct vpd_vm *next;
 };
 

@@ -44,6 +44,8 @@ struct script_vm {
     unsigned busy_pct;            /* Each vCPU's share of wall time. */
     uint64_t time_ns[MAX_VCPUS];  /* Cumulative CPU time. */
     struct cpuset pin[MAX_VCPUS];
+    bool migrating;               /* migr_job() answers DRV_JOB_MIGR_OUT. */
+    unsigned n_job_asks;          /* migr_job() calls about it. */
 };
 
 struct drv_hv {
@@ -191,6 +193,20 @@ s_set_metadata(struct drv_hv *h, const char *uuid, const char *xml)
     return -ENOTSUP;
 }
 
+static int
+s_migr_job(struct drv_hv *h, const char *uuid, enum drv_job *job)
+{
+    int i = find(uuid);
+
+    *job = DRV_JOB_NONE;
+    if (i < 0) {
+        return i;
+    }
+    h->vm[i].n_job_asks++;
+    *job = h->vm[i].migrating ? DRV_JOB_MIGR_OUT : DRV_JOB_NONE;
+    return 0;
+}
+
 static const struct drv_hv_ops script_hv = {
     .name = "script",
     .list = s_list,
@@ -201,6 +217,7 @@ static const struct drv_hv_ops script_hv = {
     .get_emulator_pin = s_get_emulator_pin,
     .get_metadata = s_get_metadata,
     .set_metadata = s_set_metadata,
+    .migr_job = s_migr_job,
 };
 
 /* ---- The day --------------------------------------------------------- */
@@ -626,6 +643,58 @@ test_hint_apply(void **state)
     drv_host_dummy.close(d.host);
 }
 
+/* A hint's decision (cycle_check_jobs) asks each VM it pins, once,
+ * whether it migrates, and leaves a migrating VM's pins alone; periodic
+ * decisions and plain kicks ask nobody (the period's refresh does). */
+static void
+test_hint_jobs(void **state)
+{
+    struct cpuset before[MAX_VCPUS];
+    unsigned asks;
+
+    (void) state;
+    setup_day();
+    hv.vm[0].running = hv.vm[1].running = true;
+    hv.vm[0].busy_pct = hv.vm[1].busy_pct = 5;
+    assert_int_equal(vmreg_resync(&d), 0);
+    run_for(120);                     /* Packed by now. */
+    struct vpd_vm *web = !strcmp(d.vms->dom.name, "web") ? d.vms
+                                                          : d.vms->next;
+    assert_int_equal(hv.vm[0].n_job_asks + hv.vm[1].n_job_asks, 0);
+
+    /* web starts migrating after the period's refresh: its latency-begin
+     * asks it once (for its two vCPU pins) and moves none of them. */
+    hv.vm[0].migrating = true;
+    memcpy(before, hv.vm[0].pin, sizeof before);
+    cycle_check_jobs(&d);
+    hint(web, true, 0);
+    assert_int_equal(hv.vm[0].n_job_asks, 1);
+    assert_true(hv.vm[1].n_job_asks <= 1);
+    assert_memory_equal(hv.vm[0].pin, before, sizeof before);
+
+    /* The flag was for that decision only: a periodic cycle asks none
+     * (vpowerd's refresh before it froze web, as done here by hand). */
+    asks = hv.vm[0].n_job_asks + hv.vm[1].n_job_asks;
+    web->migr_frozen = true;
+    advance(1);
+    cycle_run(&d, true);
+    assert_int_equal(hv.vm[0].n_job_asks + hv.vm[1].n_job_asks, asks);
+    assert_memory_equal(hv.vm[0].pin, before, sizeof before);
+
+    /* Its migration over, the next hint's decision spreads it. */
+    hv.vm[0].migrating = false;
+    web->migr_frozen = false;
+    cycle_check_jobs(&d);
+    hint(web, true, 0);
+    assert_int_equal(hv.vm[0].n_job_asks, 2);
+    assert_false(cpuset_equal(&hv.vm[0].pin[0], &hv.vm[0].pin[1]));
+
+    vmreg_clear(&d);
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+}
+
 /* ---- The model against a meter -------------------------------------- */
 
 /* The "true" host the meter measures: the model with its static power
@@ -854,6 +923,7 @@ main(void)
         cmocka_unit_test(test_housekeeping),
 
         cmocka_unit_test(test_hint_apply),
+        cmocka_unit_test(test_hint_jobs),
         cmocka_unit_test(test_meter_attribution),
         cmocka_unit_test(test_meter_unreadable),
         cmocka_unit_test(test_meter_warns),
