@@ -209,6 +209,10 @@ cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
             if (h->vm_gone) {
                 h->vm_gone(h->aux, gone);
             }
+            if (d->cyc->hint_vm == gone) {
+                d->cyc->hint_vm = NULL;
+            }
+            free(gone->hint_apply);
             free(gone->vcpus);
             free(gone);
             return;
@@ -1031,20 +1035,29 @@ account(struct vpd *d, uint64_t interval, uint64_t now,
     d->last_cycle_ns = now;
 }
 
-/* The plan a hint caused is in effect: its read-to-applied time. */
+/* The plan a hint of 'vm' (NULL: not known) caused is in effect: its
+ * read-to-applied time, host-wide and the VM's own. */
 static void
-hint_applied(struct vpd *d, uint64_t read_ns)
+hint_applied(struct vpd *d, struct vpd_vm *vm, uint64_t read_ns)
 {
     uint64_t now = cycle_now_ns(d);
+    uint64_t ns = now > read_ns ? now - read_ns : 0;
 
-    histo_add(&d->cyc->hint_apply, now > read_ns ? now - read_ns : 0);
+    histo_add(&d->cyc->hint_apply, ns);
+    if (vm) {
+        if (!vm->hint_apply) {
+            vm->hint_apply = XNEW(struct histo);
+        }
+        histo_add(vm->hint_apply, ns);
+    }
 }
 
 void
-cycle_hint(struct vpd *d, uint64_t read_ns)
+cycle_hint(struct vpd *d, struct vpd_vm *vm, uint64_t read_ns)
 {
     d->cyc->hint_pending = true;
     d->cyc->hint_read_ns = read_ns;
+    d->cyc->hint_vm = vm;
 }
 
 /* vpowerd's own threads follow the set host work may use: a power
@@ -1085,10 +1098,12 @@ decide_apply(struct vpd *d, struct pol_input *in)
     struct cycle *cy = d->cyc;
     bool hinted = cy->hint_pending;
     uint64_t read_ns = cy->hint_read_ns, t0 = 0;
+    struct vpd_vm *hint_vm = cy->hint_vm;
     int n, r;
 
     /* A hint that arrives while this decision runs waits for the next. */
     cy->hint_pending = false;
+    cy->hint_vm = NULL;
     build_input(d, in);
     if (cy->hooks.stopwatch_ns) {
         t0 = cy->hooks.stopwatch_ns(cy->hooks.aux);
@@ -1123,7 +1138,7 @@ decide_apply(struct vpd *d, struct pol_input *in)
         execute(d, cy->acts, (size_t) n);
         d->applied->active = d->plan->active;
         if (hinted && n > 0) {
-            hint_applied(d, read_ns);
+            hint_applied(d, hint_vm, read_ns);
         }
     }
     /* Host work follows the active set in force (or pretended). */

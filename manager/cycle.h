@@ -149,7 +149,8 @@ struct cycle {
                                      * hooks.stopwatch_ns. */
     bool hint_pending;              /* The next decision is a guest
                                      * hint's (cycle_hint)... */
-    uint64_t hint_read_ns;          /* ...read at this time (clock). */
+    uint64_t hint_read_ns;          /* ...read at this time (clock)... */
+    struct vpd_vm *hint_vm;         /* ...from this VM (NULL: unknown). */
     struct histo hint_apply;        /* Hint read to last action returned,
                                      * of hints whose decision changed
                                      * something (status, metrics). */
@@ -183,13 +184,14 @@ void cycle_prime(struct vpd *d);
  * cycle runs (from a hook) makes that cycle decide once more instead. */
 void cycle_run(struct vpd *d, bool sample);
 
-/* Ties the next decision to a guest hint that was read from its
- * channel at 'read_ns' (this cycle's clock); call it before the
- * cycle_run() the hint causes.  If that decision executes at least one
- * action, the time from 'read_ns' until its last action has returned
- * (the plan is in effect) is added to cycle.hint_apply.  A decision
- * without actions, a refused one and dry runs add nothing. */
-void cycle_hint(struct vpd *d, uint64_t read_ns);
+/* Ties the next decision to a guest hint that was read from the channel
+ * of 'vm' (NULL: not known) at 'read_ns' (this cycle's clock); call it
+ * before the cycle_run() the hint causes.  If that decision executes at
+ * least one action, the time from 'read_ns' until its last action has
+ * returned (the plan is in effect) is added to cycle.hint_apply and to
+ * vm->hint_apply.  A decision without actions, a refused one and dry
+ * runs add nothing. */
+void cycle_hint(struct vpd *d, struct vpd_vm *vm, uint64_t read_ns);
 
 /* The next decision comes without the period's refresh of every VM's
  * running job (manager/migration.h): before its first pin of a VM it

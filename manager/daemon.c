@@ -662,7 +662,7 @@ vpd_hint(struct vpd *d, struct vpd_vm *vm, enum vpd_hint_kind k,
     /* Unlike other kicks, a hint asks only the VMs its plan pins whether
      * they migrate, not every VM on the host: the hint waits for each
      * question.  Verdicts on the others stay as the period left them. */
-    cycle_hint(d, read_ns);
+    cycle_hint(d, vm, read_ns);
     if (d->priv->migr) {
         cycle_check_jobs(d);
     }

@@ -20,6 +20,8 @@
 #include "manager/drivers/drv.h"
 #include "policy/policy.h"
 
+struct histo;
+
 struct sched;
 struct gch_conn;
 struct ctl_server;
@@ -76,6 +78,10 @@ struct vpd_vm {
                                      * (manager/migration.h): its pins
                                      * are neither changed nor restored;
                                      * the plan keeps them as they are. */
+    struct histo *hint_apply;       /* The host side of its own hints
+                                     * (cycle.hint_apply, this VM's
+                                     * share); NULL until the first one
+                                     * is timed; owned. */
     uint64_t job_seq;               /* cycle.exec_seq when asked for a */
     bool job_running;               /* running job, and the answer. */
     struct vpd_vm *next;

@@ -609,6 +609,9 @@ vm_result(const struct vpd_vm *vm)
     add_u64(hints, "rejected", vm->hints_rejected);
     add(o, "hints_total", hints);
     add_str(o, "last_hint", vm->last_hint);
+    if (vm->hint_apply) {
+        add(o, "hint_apply_seconds", histo_to_json(vm->hint_apply));
+    }
     add(o, "vcpus", vcpus);
     return o;
 }

@@ -55,6 +55,9 @@ out_has '^5 +db +performance +performance +1 '
 expect 0 "" list --json
 [ "$(jq_py "j['vms'][0]['hints_total']['boost'], j['vms'][0]['vcpus'][1]['allowed'], j['vms'][0]['load_pct'], j['vms'][0]['last_hint']")" \
     = "2 1 50.0 boost 100 ms" ] || fail "list values: $OUT"
+# A VM's own hint timing: web had two (1 and 3 ms), db none.
+[ "$(jq_py "j['vms'][0]['hint_apply_seconds']['count'], j['vms'][0]['hint_apply_seconds']['max'], j['vms'][0]['hint_apply_seconds']['p99'], 'hint_apply_seconds' in j['vms'][1]")" \
+    = "2 0.003 0.003 False" ] || fail "list hint_apply_seconds: $OUT"
 expect 0 "" get-policy 0D2E4F60-7A8B-4C9D-8E0F-A1B2C3D4E5F6   # UUID, any case
 out_has '^Name: +db$'
 # The protocol is UTF-8: vpowerctl refuses other bytes before sending.

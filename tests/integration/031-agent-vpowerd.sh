@@ -209,6 +209,18 @@ read -r h50 h99 hmax hn hwin <<< "$host"
 vp_log "RESULT hint host-side p50=$h50 p99=$h99 max=$hmax ms (n=$hn) (vpowerd: hint read -> last action returned; p50/p99 over its last $hwin, max since start; lat has 2 vCPUs)"
 echo "HINT-HOST-031 n=$hn p50_ms=$h50 p99_ms=$h99 max_ms=$hmax"
 [ "$hn" -gt 0 ] || vp_fail "vpowerd timed none of the bench's hints"
+# The same hints in lat's own histogram (list): only lat hinted so far.
+latv=$("$CTL" --json list 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+j = j.get("result", j)
+h = [v for v in j["vms"] if v["name"].endswith("-lat")][0].get("hint_apply_seconds")
+print("%d %.3f" % (h["count"], h["p99"] * 1e3) if h else "0 0")') ||
+    vp_fail "vpowerctl list: no VM lat"
+read -r ln l99 <<< "$latv"
+[ "$ln" -eq "$(python3 -c "import json,sys; j=json.loads(sys.argv[1]); j=j.get('result',j); print(j['hint_apply_seconds']['count'])" "$st1")" ] ||
+    vp_fail "lat's own hint histogram has $ln samples, the host's another count"
+vp_log "lat's own hint histogram: n=$ln p99=$l99 ms"
 
 # The channel alone, same guest and boot: a host end that only acks.
 wait_marker lat 'VPOWER-AGENT-CHANNEL ' 900 > /dev/null

@@ -570,7 +570,7 @@ hint(struct vpd_vm *vm, bool latency, uint64_t queue_ns)
     hv.now_ns += queue_ns;
     vm->hints.latency_us = latency ? 200 : 0;
     vm->hints.latency_until_ns = latency ? hv.now_ns + 60000000000ull : 0;
-    cycle_hint(&d, read_ns);
+    cycle_hint(&d, vm, read_ns);
     cycle_run(&d, false);
 }
 
@@ -605,6 +605,11 @@ test_hint_apply(void **state)
     assert_int_equal(h->count, 1);
     assert_int_equal(h->max_ns, queue_ns + (hv.n_pins - pins) * pin_ns);
     assert_int_equal(histo_recent_ns(h, 0.5), h->max_ns);
+    /* The VM's own histogram has the same sample; the other VM none. */
+    assert_non_null(web->hint_apply);
+    assert_int_equal(web->hint_apply->count, 1);
+    assert_int_equal(web->hint_apply->max_ns, h->max_ns);
+    assert_null(web->next ? web->next->hint_apply : d.vms->hint_apply);
 
     /* The same hint again changes nothing: no sample. */
     acts = n_actions();
@@ -635,6 +640,7 @@ test_hint_apply(void **state)
     assert_true(n_actions() > acts);
     assert_int_equal(h->count, t + 1);
     assert_int_equal(h->recent_ns[t % HISTO_RECENT], queue_ns);
+    assert_int_equal(web->hint_apply->count, h->count);
     assert_true(h->sum_ns >= h->max_ns + 2 * queue_ns);
 
     vmreg_clear(&d);
