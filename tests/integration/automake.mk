@@ -61,6 +61,10 @@ EXTRA_DIST += tests/integration/pty-relay.py
 # hint_apply_seconds), dummy hypervisor and host, a fake guest end.
 dist_check_SCRIPTS += tests/integration/033-hint-apply-dummy.sh
 TESTS += tests/integration/033-hint-apply-dummy.sh
+# 034: three guests hint at once (1, 1 and 4 vCPUs) through the real
+# vpowerd while a status client is served: each VM's host side.
+dist_check_SCRIPTS += tests/integration/034-hint-three-guests.sh
+TESTS += tests/integration/034-hint-three-guests.sh
 dist_check_SCRIPTS += tests/integration/060-policy-metadata.sh
 TESTS += tests/integration/060-policy-metadata.sh
 # 061: a real live migration between the system libvirtd and a second
