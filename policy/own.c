@@ -17,9 +17,8 @@
 
 /* Hands own cores to VM 'v': its previous cores when still free, the
  * rest from the package with the fewest free cores that still holds
- * them all (best fit), else from any package, each taken from the end
- * of the pool's core order.  Returns false (and takes nothing) when
- * there are not enough free cores. */
+ * them all (best fit), else from any package in order.  Returns false
+ * (and takes nothing) when there are not enough free cores. */
 static bool
 assign_exclusive(struct pol_state *st, const struct pol_input *in,
                  const struct cpuset *usable, size_t v)
@@ -68,19 +67,12 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
             continue;
         }
         for (int pass = best < 0 ? 1 : 0; pass < 2; pass++) {
-            unsigned k = st->n_cores;
+            unsigned k;
 
-            /* From the end of the pool's order: the packed pool is a
-             * prefix of it (pool.c), so a VM that leaves the pool for
-             * cores of its own moves alone, instead of taking the pool's
-             * first core and making every packed VM move. */
-            for (unsigned o = st->n_cores; o-- > 0;) {
-                unsigned kc = st->core_order[o];
-
-                if (!st->core_use[kc] && core_usable_threads(st, kc, usable)
-                    && iso_core_ok(st, in, v, kc)
-                    && (pass || (int) core_pkg(st, kc) == best)) {
-                    k = kc;
+            for (k = 0; k < st->n_cores; k++) {
+                if (!st->core_use[k] && core_usable_threads(st, k, usable)
+                    && iso_core_ok(st, in, v, k)
+                    && (pass || (int) core_pkg(st, k) == best)) {
                     break;
                 }
             }

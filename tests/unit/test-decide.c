@@ -1099,57 +1099,6 @@ test_hint_first(void **state)
     pol_plan_destroy(next);
 }
 
-/* A VM that leaves the packed pool for cores of its own (a latency
- * hint) moves alone: its own cores come from the end of the pool's
- * order, so the packed VMs keep their CPUs and the hint costs the hinted
- * VM's pins only; at latency-end it rejoins the pool, the others still
- * unmoved. */
-static void
-test_hint_moves_alone(void **state)
-{
-    static struct world w;
-    struct pol_plan *packed = pol_plan_create(64, 512);
-    struct pol_plan *hinted = pol_plan_create(64, 512);
-    struct pol_plan *back = pol_plan_create(64, 512);
-    struct pol_action acts[256];
-    struct pol_config cfg;
-    struct pol_state *st;
-    int n;
-
-    (void) state;
-    fixed_model();
-    world_vms(&w, 8, 6, 1, 300, 0);
-    pol_config_default(&cfg);
-    st = pol_state_create(m, &cfg);
-    assert_int_equal(pol_decide(st, &w.in, packed), 0);
-    w.in.now_ns += SEC;
-    w.vms[2].hints.latency_until_ns = w.in.now_ns + 10 * SEC;
-    w.vms[2].hints.latency_us = 1;
-    assert_int_equal(pol_decide(st, &w.in, hinted), 0);
-    assert_int_equal(hinted->vm_reason[2], POL_R_LATENCY_HINT);
-    n = pol_plan_diff(packed, hinted, acts, 256);
-    assert_true(n > 0);
-    for (int i = 0; i < n; i++) {
-        if (acts[i].type == POL_A_PIN_VCPU
-            || acts[i].type == POL_A_PIN_EMULATOR) {
-            assert_int_equal(acts[i].vm, 2);
-        }
-    }
-    w.in.now_ns += SEC;
-    w.vms[2].hints.latency_until_ns = 0;
-    w.vms[2].hints.latency_us = 0;
-    assert_int_equal(pol_decide(st, &w.in, back), 0);
-    assert_int_equal(back->vm_reason[2], POL_R_PACKED);
-    for (unsigned i = 0; i < 6; i++) {
-        assert_true(cpuset_equal(&back->vcpu_allowed[i],
-                                 &packed->vcpu_allowed[i]));
-    }
-    pol_state_destroy(st);
-    pol_plan_destroy(packed);
-    pol_plan_destroy(hinted);
-    pol_plan_destroy(back);
-}
-
 /* Turbo only where the model says it pays: a lone core of its package
  * races to idle at a turbo point when the package's extra power makes
  * that cheaper per unit of work; not with a cheap package, not without
@@ -1869,7 +1818,6 @@ main(void)
         cmocka_unit_test(test_thermal_misfit),
         cmocka_unit_test(test_own_core_pins),
         cmocka_unit_test(test_hint_first),
-        cmocka_unit_test(test_hint_moves_alone),
         cmocka_unit_test(test_turbo_race),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
