@@ -663,8 +663,9 @@ job_running(struct vpd *d, struct vpd_vm *vm)
                           && (job == DRV_JOB_MIGR_OUT
                               || job == DRV_JOB_MIGR_IN);
         if (vm->job_running) {
-            LOG_INFO("domain %s is migrating: its pins wait for the "
-                     "period", vm->dom.name);
+            /* Rate-limited: a migrating VM's hints keep asking. */
+            LOG_RL(LOG_LVL_INFO, "domain %s is migrating: its pins wait "
+                   "for the period", vm->dom.name);
         }
     }
     return vm->job_running;
