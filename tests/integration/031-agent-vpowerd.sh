@@ -86,13 +86,7 @@ vp_guest_wait_ready other 180
 # libvirt driver, before vpowerd runs (the idle guest "other", moved
 # between CPU 0 and CPU 1 and put back).  A hint's plan waits for every
 # pin it changes, so no host-side figure can be below this one's.
-other_pin() { vp_virsh vcpupin "$(vp_dom other)" --vcpu 0 --live | awk '{ print $NF }'; }
-pin0=$(other_pin)
-floor=$("$B/tests/integration/pin-floor" "$VP_URI" \
-        "$(vp_virsh domuuid "$(vp_dom other)")" 400) ||
-    vp_fail "pin-floor failed: $floor"
-[ "$(other_pin)" = "$pin0" ] ||
-    vp_fail "pin-floor left other's vCPU 0 on $(other_pin), found on $pin0"
+floor=$(vpd_pin_floor other)
 vp_log "RESULT hint pin-floor $floor (one live vCPU pin through the libvirt driver, no vpowerd running)"
 echo "HINT-PINFLOOR-031 $floor"
 
@@ -114,32 +108,17 @@ pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu "$2" --live | awk '{ print $NF 
 placement() { echo "lat $(pin lat 0) $(pin lat 1) other $(pin other 0)"; }
 spread() { local a b; a=$(pin lat 0); b=$(pin lat 1); [[ "$a" =~ ^[0-9]+$ ]] && [[ "$b" =~ ^[0-9]+$ ]] && [ "$a" != "$b" ]; }
 console() { vp_console_log "$1"; }
-# wait_marker NAME REGEX SECONDS: wait for a console line; print its time.
-wait_marker() {
-    local i
-    for ((i = 0; i < $3 * 10; i++)); do
-        if grep -aEq "$2" "$(console "$1")"; then
-            date +%s.%N
-            return 0
-        fi
-        kill -0 "$VPD_PID" 2>/dev/null || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd died"; }
-        sleep 0.1
-    done
-    vp_guest_dump_console "$1"
-    tail -n 20 "$VPD_TMP/vpowerd.log" >&2
-    vp_fail "no '$2' on $1's console within $3 s"
-}
 
 vpd_wait_log "$VPD_TMP/vpowerd.log" 'lat.*(connected to guest channel|says hello)' 60 ||
     { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd never connected to lat's channel"; }
 
 # Before the hint: what the policy does for this load on its own.  The
 # guest holds phase_s seconds after READY before latency-begin.
-wait_marker lat 'VPOWER-AGENT-READY' 240 > /dev/null
+vpd_wait_marker lat 'VPOWER-AGENT-READY' 240 > /dev/null
 sleep $((phase / 2))
 before_hint=$(placement)
 vp_log "before latency-begin: $before_hint"
-t_begin=$(wait_marker lat 'VPOWER-AGENT-LATENCY-BEGIN' 240)
+t_begin=$(vpd_wait_marker lat 'VPOWER-AGENT-LATENCY-BEGIN' 240)
 grep -a 'VPOWER-AGENT-LATENCY-BEGIN' "$(console lat)" | tr -d '\r' >&2
 grep -aq 'VPOWER-AGENT-LATENCY-BEGIN rc=0' "$(console lat)" ||
     vp_fail "latency-begin was not acknowledged as applied"
@@ -159,7 +138,7 @@ vp_log "fixture scaling_max_freq during latency: cpu$c0=$f0 cpu$c1=$f1"
 [ "$f0" = 2000000 ] && [ "$f1" = 2000000 ] ||
     vp_fail "latency-critical VM's cores not at max frequency (cpu$c0=$f0 cpu$c1=$f1)"
 
-wait_marker lat 'VPOWER-AGENT-LATENCY-END' $((phase + 60)) > /dev/null
+vpd_wait_marker lat 'VPOWER-AGENT-LATENCY-END' $((phase + 60)) > /dev/null
 grep -aq 'VPOWER-AGENT-LATENCY-END rc=0' "$(console lat)" ||
     vp_fail "latency-end was not acknowledged as applied"
 ok=
@@ -178,17 +157,15 @@ hint_status() { "$CTL" --json status 2>/dev/null || echo '{}'; }
 st0=$(hint_status)
 ( while sleep 0.1; do "$CTL" status > /dev/null 2>&1 || true; done ) &
 POLL_PID=$!
-wait_marker lat 'VPOWER-AGENT-BENCH-DONE' 900 > /dev/null
+vpd_wait_marker lat 'VPOWER-AGENT-BENCH-DONE' 900 > /dev/null
 kill "$POLL_PID" 2>/dev/null || true
 wait "$POLL_PID" 2>/dev/null || true
 POLL_PID=
 st1=$(hint_status)
 lat=$(grep -a 'VPOWER-HINT-LATENCY' "$(console lat)" | grep -av CHANNEL |
       head -n 1 | tr -d '\r') || vp_fail "no VPOWER-HINT-LATENCY from lat"
-# field LINE NAME: the number after " NAME=" in LINE.
-field() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
-n=$(field "$lat" n) failed=$(field "$lat" failed)
-p50=$(field "$lat" p50_us) p99=$(field "$lat" p99_us) max=$(field "$lat" max_us)
+n=$(vpd_field "$lat" n) failed=$(vpd_field "$lat" failed)
+p50=$(vpd_field "$lat" p50_us) p99=$(vpd_field "$lat" p99_us) max=$(vpd_field "$lat" max_us)
 vp_log "RESULT hint-e2e n=$n p50_us=$p50 p99_us=$p99 max_us=$max (guest write -> vpowerd decide -> pins/freq applied -> ack read)"
 echo "HINT-LATENCY-031 n=$n p50_us=$p50 p99_us=$p99 max_us=$max"
 [ "$n" = "$count" ] && [ "$failed" = 0 ] || vp_fail "bench: $n of $count acknowledged, $failed failed"
@@ -223,12 +200,12 @@ read -r ln l99 <<< "$latv"
 vp_log "lat's own hint histogram: n=$ln p99=$l99 ms"
 
 # The channel alone, same guest and boot: a host end that only acks.
-wait_marker lat 'VPOWER-AGENT-CHANNEL ' 900 > /dev/null
+vpd_wait_marker lat 'VPOWER-AGENT-CHANNEL ' 900 > /dev/null
 ch=$(grep -a -m1 'VPOWER-AGENT-CHANNEL ' "$(console lat)" | tr -d '\r')
 grep -aq 'VPOWER-AGENT-CHANNEL rc=0 ' "$(console lat)" ||
     vp_fail "channel-only bench failed: $ch"
-cn=$(field "$ch" n) c50=$(field "$ch" p50_us) c99=$(field "$ch" p99_us)
-cmax=$(field "$ch" max_us)
+cn=$(vpd_field "$ch" n) c50=$(vpd_field "$ch" p50_us) c99=$(vpd_field "$ch" p99_us)
+cmax=$(vpd_field "$ch" max_us)
 vp_log "RESULT hint-channel n=$cn p50_us=$c50 p99_us=$c99 max_us=$cmax (guest write -> gch-testhost ack read)"
 echo "HINT-CHANNEL-031 n=$cn p50_us=$c50 p99_us=$c99 max_us=$cmax"
 [ "$cn" = "$count" ] || vp_fail "channel bench: $cn of $count acknowledged"
@@ -258,8 +235,8 @@ grep -aq 'VPOWER-AGENT-HOSTILE-START' "$(console hostile)" &&
     vp_fail "the attack began before placement settled; raise vpower.hostile_delay"
 vms0=$("$CTL" --json list 2>/dev/null) || vp_fail "vpowerctl list failed before the attack"
 log0=$(wc -l < "$VPD_TMP/vpowerd.log")
-t_start=$(wait_marker hostile 'VPOWER-AGENT-HOSTILE-START' 200)
-wait_marker hostile 'VPOWER-AGENT-HOSTILE-DONE' 120 > /dev/null
+t_start=$(vpd_wait_marker hostile 'VPOWER-AGENT-HOSTILE-START' 200)
+vpd_wait_marker hostile 'VPOWER-AGENT-HOSTILE-DONE' 120 > /dev/null
 sleep 3
 after=$(placement)
 vp_log "placement before/after the hostile guest's attack: [$before] [$after]"

@@ -85,15 +85,9 @@ vp_guest_start four light 4 "$agent"
 for g in $guests; do vp_guest_wait_ready "$g" 240; done
 
 console() { vp_console_log "$1"; }
-vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu "$2" --live | awk '{ print $NF }'; }
 
 # The pin floor, before vpowerd runs.
-pin0=$(vcpu_pin two 0)
-floor=$("$B/tests/integration/pin-floor" "$VP_URI" \
-        "$(vp_virsh domuuid "$(vp_dom two)")" 400) ||
-    vp_fail "pin-floor failed: $floor"
-[ "$(vcpu_pin two 0)" = "$pin0" ] ||
-    vp_fail "pin-floor left two's vCPU 0 on $(vcpu_pin two 0), found on $pin0"
+floor=$(vpd_pin_floor two)
 vp_log "RESULT hint3 pin-floor $floor (one live vCPU pin through the libvirt driver, no vpowerd running)"
 
 fx=$VPD_TMP/sys
@@ -102,7 +96,7 @@ cp -a "$fx" "$VPD_TMP/sys.orig"
 declare -A orig_pin
 for g in $guests; do
     for ((v = 0; v < $(vp_vcpu_count "$g"); v++)); do
-        orig_pin[$g.$v]=$(vcpu_pin "$g" "$v")
+        orig_pin[$g.$v]=$(vpd_vcpu_pin "$g" "$v")
     done
 done
 cat > "$VPD_TMP/vpowerd.conf" <<EOD
@@ -134,34 +128,20 @@ done
 ) > "$VPD_TMP/poll.out" &
 POLL_PID=$!
 
-# wait_marker NAME REGEX SECONDS: wait for a console line.
-wait_marker() {
-    local i
-    for ((i = 0; i < $3 * 10; i++)); do
-        grep -aEq "$2" "$(console "$1")" && return 0
-        kill -0 "$VPD_PID" 2>/dev/null || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd died"; }
-        sleep 0.1
-    done
-    vp_guest_dump_console "$1"
-    tail -n 20 "$VPD_TMP/vpowerd.log" >&2
-    vp_fail "no '$2' on $1's console within $3 s"
-}
-for g in $guests; do wait_marker "$g" 'VPOWER-AGENT-LATENCY-END' 240; done
+for g in $guests; do vpd_wait_marker "$g" 'VPOWER-AGENT-LATENCY-END' 240 > /dev/null; done
 t_ready=$(date +%s)
-for g in $guests; do wait_marker "$g" 'VPOWER-AGENT-BENCH-DONE' 900; done
+for g in $guests; do vpd_wait_marker "$g" 'VPOWER-AGENT-BENCH-DONE' 900 > /dev/null; done
 vp_log "the three benches took $(($(date +%s) - t_ready - phase)) s"
 kill "$POLL_PID" 2>/dev/null || true
 wait "$POLL_PID" 2>/dev/null || true
 POLL_PID=
 
-# field LINE NAME: the number after " NAME=" in LINE.
-field() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 for g in $guests; do
     l=$(grep -a 'VPOWER-HINT-LATENCY' "$(console "$g")" | grep -av CHANNEL |
         head -n 1 | tr -d '\r')
     [ -n "$l" ] || vp_fail "no VPOWER-HINT-LATENCY from $g"
-    n=$(field "$l" n) failed=$(field "$l" failed)
-    vp_log "RESULT hint3 e2e vm=$g n=$n p50_us=$(field "$l" p50_us) p99_us=$(field "$l" p99_us) max_us=$(field "$l" max_us) (guest write -> ack read)"
+    n=$(vpd_field "$l" n) failed=$(vpd_field "$l" failed)
+    vp_log "RESULT hint3 e2e vm=$g n=$n p50_us=$(vpd_field "$l" p50_us) p99_us=$(vpd_field "$l" p99_us) max_us=$(vpd_field "$l" max_us) (guest write -> ack read)"
     [ "$n" = "$count" ] && [ "$failed" = 0 ] ||
         vp_fail "$g's bench: $n of $count acknowledged, $failed failed"
 done
@@ -218,8 +198,8 @@ import json, sys
 j = json.load(open(sys.argv[1])); j = j.get("result", j)
 vm = [x for x in j["vms"] if x["name"] == sys.argv[2]][0]
 print(vm["vcpus"][int(sys.argv[3])]["allowed"])' "$VPD_TMP/list2.json" "$(vp_dom "$g")" "$v")
-            [ "$(vcpu_pin "$g" "$v")" = "$allowed" ] || {
-                echo "$g vCPU $v: libvirt $(vcpu_pin "$g" "$v"), vpowerd $allowed"
+            [ "$(vpd_vcpu_pin "$g" "$v")" = "$allowed" ] || {
+                echo "$g vCPU $v: libvirt $(vpd_vcpu_pin "$g" "$v"), vpowerd $allowed"
                 return 1
             }
         done
@@ -234,11 +214,11 @@ done
 vp_log "libvirt's vCPU pins match vpowerd's after the benches"
 
 # The channel alone, same boot of "one".
-wait_marker one 'VPOWER-AGENT-CHANNEL ' 900
+vpd_wait_marker one 'VPOWER-AGENT-CHANNEL ' 900 > /dev/null
 ch=$(grep -a -m1 'VPOWER-AGENT-CHANNEL ' "$(console one)" | tr -d '\r')
 grep -aq 'VPOWER-AGENT-CHANNEL rc=0 ' "$(console one)" ||
     vp_fail "channel-only bench failed: $ch"
-vp_log "RESULT hint3 channel vm=one n=$(field "$ch" n) p50_us=$(field "$ch" p50_us) p99_us=$(field "$ch" p99_us) max_us=$(field "$ch" max_us) (guest write -> gch-testhost ack read; the other guests idle by then)"
+vp_log "RESULT hint3 channel vm=one n=$(vpd_field "$ch" n) p50_us=$(vpd_field "$ch" p50_us) p99_us=$(vpd_field "$ch" p99_us) max_us=$(vpd_field "$ch" max_us) (guest write -> gch-testhost ack read; the other guests idle by then)"
 
 # Stop: every pin and fixture value as found.
 vpd_stop
@@ -247,8 +227,8 @@ diff -r "$VPD_TMP/sys.orig" "$fx" > /dev/null ||
     vp_fail "fixture not restored: $(diff -r "$VPD_TMP/sys.orig" "$fx" | head -5)"
 for g in $guests; do
     for ((v = 0; v < $(vp_vcpu_count "$g"); v++)); do
-        [ "$(vcpu_pin "$g" "$v")" = "${orig_pin[$g.$v]}" ] ||
-            vp_fail "$g vCPU $v on $(vcpu_pin "$g" "$v") after exit, found on ${orig_pin[$g.$v]}"
+        [ "$(vpd_vcpu_pin "$g" "$v")" = "${orig_pin[$g.$v]}" ] ||
+            vp_fail "$g vCPU $v on $(vpd_vcpu_pin "$g" "$v") after exit, found on ${orig_pin[$g.$v]}"
     done
 done
 vp_log "vpowerd exited 0; pins and fixture as found"

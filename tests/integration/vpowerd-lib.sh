@@ -241,3 +241,46 @@ vpd_verify_replay() {
         > "$out" 2>&1 || return 1
     grep -E 'plans: [1-9][0-9]* identical, 0 different' "$out"
 }
+
+# vpd_vcpu_pin NAME VCPU: libvirt's live pin of vCPU VCPU of guest NAME.
+vpd_vcpu_pin() {
+    vp_virsh vcpupin "$(vp_dom "$1")" --vcpu "$2" --live | awk '{ print $NF }'
+}
+
+# vpd_field LINE NAME: the number after " NAME=" in LINE.
+vpd_field() { echo "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
+
+# vpd_wait_marker NAME REGEX SECONDS: waits for a line matching REGEX on
+# guest NAME's console and prints the time it was seen; fails the test
+# if vpowerd ($VPD_PID, logging to $VPD_TMP/vpowerd.log) dies meanwhile
+# or the line does not come within SECONDS.
+vpd_wait_marker() {
+    local i
+    for ((i = 0; i < $3 * 10; i++)); do
+        if grep -aEq "$2" "$(vp_console_log "$1")"; then
+            date +%s.%N
+            return 0
+        fi
+        kill -0 "$VPD_PID" 2>/dev/null || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "vpowerd died"; }
+        sleep 0.1
+    done
+    vp_guest_dump_console "$1"
+    tail -n 20 "$VPD_TMP/vpowerd.log" >&2
+    vp_fail "no '$2' on $1's console within $3 s"
+}
+
+# vpd_pin_floor NAME: the floor under a hint's host side, before vpowerd
+# runs: tests/integration/pin-floor moves vCPU 0 of guest NAME between
+# CPU 0 and CPU 1 400 times through vpowerd's libvirt driver and puts it
+# back.  Prints pin-floor's "n= p50_us= p99_us= max_us=" line; fails the
+# test if it fails or leaves the pin moved.
+vpd_pin_floor() {
+    local pin0 floor
+    pin0=$(vpd_vcpu_pin "$1" 0)
+    floor=$("$VPD_BUILDDIR/tests/integration/pin-floor" "$VP_URI" \
+            "$(vp_virsh domuuid "$(vp_dom "$1")")" 400) ||
+        vp_fail "pin-floor failed: $floor"
+    [ "$(vpd_vcpu_pin "$1" 0)" = "$pin0" ] ||
+        vp_fail "pin-floor left $1's vCPU 0 on $(vpd_vcpu_pin "$1" 0), found on $pin0"
+    echo "$floor"
+}
