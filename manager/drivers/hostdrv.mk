@@ -3,6 +3,7 @@
 # into manager/libvpowermgr.a, which vpowerd and the unit tests link.
 manager_libvpowermgr_a_SOURCES += \
 	manager/conf.c manager/conf.h \
+	manager/drivers/cgpin.c manager/drivers/cgpin.h \
 	manager/drivers/drv_dummy_host.c manager/drivers/drv_dummy_host.h \
 	manager/inputs/hostmodel.c manager/inputs/hostmodel.h \
 	manager/journal.c manager/journal.h \

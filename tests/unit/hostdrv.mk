@@ -9,6 +9,7 @@ HOSTDRV_TEST_LDADD = manager/libvpowermgr.a policy/libvpowerpolicy.a \
 HOSTDRV_TESTS = \
 	tests/unit/test-conf \
 	tests/unit/test-sysfs \
+	tests/unit/test-cgpin \
 	tests/unit/test-journal \
 	tests/unit/test-hostmodel
 check_PROGRAMS += $(HOSTDRV_TESTS)
@@ -26,6 +27,10 @@ tests_unit_test_sysfs_SOURCES = tests/unit/test-sysfs.c \
 tests_unit_test_sysfs_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
 tests_unit_test_sysfs_LDFLAGS = -Wl,--wrap=write -pthread
 tests_unit_test_sysfs_LDADD = $(HOSTDRV_TEST_LDADD)
+
+tests_unit_test_cgpin_SOURCES = tests/unit/test-cgpin.c
+tests_unit_test_cgpin_CPPFLAGS = $(HOSTDRV_TEST_CPPFLAGS)
+tests_unit_test_cgpin_LDADD = $(HOSTDRV_TEST_LDADD)
 
 tests_unit_test_journal_SOURCES = tests/unit/test-journal.c \
 	tests/unit/hostdrv-fixture.h
