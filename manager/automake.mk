@@ -27,7 +27,7 @@ manager_libvpowervirt_a_SOURCES = \
 	manager/drivers/drv_libvirt.c manager/drivers/drv_libvirt.h \
 	manager/drivers/virtloop.c manager/drivers/virtloop.h
 manager_libvpowervirt_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
-LIBVPOWERVIRT_LIBS = $(LIBVIRT_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS)
+LIBVPOWERVIRT_LIBS = $(LIBVIRT_LIBS) $(LIBXML2_LIBS) $(JSONC_LIBS) $(LIBNL_LIBS)
 
 # vpowerd: the daemon.
 sbin_PROGRAMS += manager/vpowerd

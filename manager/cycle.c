@@ -646,15 +646,18 @@ cycle_check_jobs(struct vpd *d)
 
 /* Whether a migration runs on 'vm' now, asked once per execution when
  * the decision was not preceded by the period's refresh
- * (cycle_check_jobs).  A VM that cannot be asked counts as not
- * migrating, and other jobs do not count, as in that refresh. */
+ * (cycle_check_jobs) and the driver's pins of 'vm' would wait behind
+ * it.  A VM that cannot be asked counts as not migrating, and other jobs
+ * do not count, as in that refresh. */
 static bool
 job_running(struct vpd *d, struct vpd_vm *vm)
 {
     struct cycle *cy = d->cyc;
     enum drv_job job = DRV_JOB_NONE;
 
-    if (!cy->check_jobs) {
+    if (!cy->check_jobs || (d->hv_ops->pin_may_wait
+                            && !d->hv_ops->pin_may_wait(d->hv,
+                                                        vm->dom.uuid))) {
         return false;
     }
     if (vm->job_seq != cy->exec_seq) {

@@ -121,9 +121,12 @@ struct drv_hv_ops {
     int (*vcpu_stats)(struct drv_hv *, const char *uuid,
                       struct drv_vcpu_stat *out, size_t max, size_t *n);
     /* Live-only (VIR_DOMAIN_AFFECT_LIVE): the persistent definition is
-     * never touched.  A pin the driver knows to be in force already
-     * (it set or read it, and no event of the domain said otherwise)
-     * returns 0 without calling the hypervisor. */
+     * never touched.  On success the pin is in force; the hypervisor's
+     * own record of it (virsh vcpupin) may follow from the loop, within
+     * milliseconds, and does at the latest in close().  A pin the driver
+     * knows to be in force already (it set or read it, and no event of
+     * the domain said otherwise) returns 0 without calling the
+     * hypervisor. */
     int (*pin_vcpu)(struct drv_hv *, const char *uuid, unsigned vcpu,
                     const struct cpuset *);
     int (*pin_emulator)(struct drv_hv *, const char *uuid,
@@ -149,6 +152,13 @@ struct drv_hv_ops {
      * Returns 0, -ENOENT if the domain is gone, -ENOTCONN while
      * disconnected or -EIO. */
     int (*migr_job)(struct drv_hv *, const char *uuid, enum drv_job *job);
+    /* Optional (NULL: always true).  Whether a pin of domain 'uuid' goes
+     * to the hypervisor at once, so may wait behind a job running on the
+     * domain there (libvirt holds a pin call during a live migration
+     * until the job ends).  A driver that answers false puts the pin in
+     * force without the hypervisor and tells the hypervisor itself once
+     * no migration job runs. */
+    bool (*pin_may_wait)(struct drv_hv *, const char *uuid);
 };
 
 /* drv_hv_ops.caps: with a local URI ("" or qemu:///system) the domains

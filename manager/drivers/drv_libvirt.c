@@ -29,9 +29,15 @@
  *
  * Every libvirt call is a round trip to libvirtd, and a guest's hint
  * waits for the pins it causes.  libvirt has no call that pins several
- * vCPUs at once: the floor for a VM is one virDomainPinVcpuFlags per
- * vCPU whose set changes, one virDomainPinEmulator and one
- * virDomainPinIOThread per IOThread.  The driver keeps to it: it looks a
+ * vCPUs at once: through libvirt the floor for a VM is one
+ * virDomainPinVcpuFlags per vCPU whose set changes, one
+ * virDomainPinEmulator and one virDomainPinIOThread per IOThread, a
+ * millisecond or more each.  For a local QEMU (URI "" or qemu:///system)
+ * the driver therefore puts a pin in force through the domain's cpuset
+ * groups first, as libvirt itself would (manager/drivers/cgpin.h), and
+ * makes the same pin through libvirt afterwards from a timer, one call
+ * per loop turn, so libvirt's view follows within milliseconds; where
+ * that is not possible it pins through libvirt at once.  It looks a
  * domain up once (struct dom_cache), reads all of a domain's vCPU pins
  * in one virDomainGetVcpuPinInfo, and skips a pin whose set is already
  * in force as far as it knows: what it set or read last.  That knowledge
@@ -52,10 +58,12 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "manager/drivers/cgpin.h"
 #include "manager/drivers/domxml.h"
 #include "manager/drivers/drv.h"
 #include "manager/drivers/drv_libvirt.h"
 #include "manager/inputs/haltstats.h"
+#include "manager/inputs/taskstats.h"
 #include "manager/log.h"
 #include "manager/drivers/virtloop.h"
 #include "manager/sched.h"
@@ -67,6 +75,9 @@
 #define RECONNECT_MIN_MS 1000
 #define RECONNECT_MAX_MS 30000
 #define GET_PIN_MAPS 256        /* vCPU pins read in one call (at least). */
+#define PENDING_JOB_RETRY_NS 1000000000ull  /* A pin pending behind a
+                                             * migration job: asked again
+                                             * after 1 s. */
 
 /* ---- Driver instance ------------------------------------------------- */
 
@@ -79,7 +90,18 @@ struct dom_cache {
     bool *vcpu_known;
     struct cpuset emu;          /* Emulator and IOThreads' pin in force, */
     bool emu_known;             /* ...if this is true. */
+    int cg_state;               /* 0: cgdir not looked for yet, 1: found,
+                                 * -1: none (pins go through libvirt). */
+    char cgdir[CGPIN_PATH_MAX]; /* The domain's cpuset group (cgpin.h). */
     struct dom_cache *next;
+};
+
+/* A pin in force in the kernel that libvirt has not recorded yet. */
+struct pending {
+    char uuid[DRV_UUID_LEN];
+    unsigned vcpu;              /* UINT_MAX: the emulator and IOThreads. */
+    struct cpuset set;
+    struct pending *next;
 };
 
 struct drv_hv {
@@ -99,6 +121,11 @@ struct drv_hv {
     struct dom_cache *doms;     /* Domains looked up, most recent first. */
     bool may_skip;              /* Every event registered: pins known to
                                  * be in force may be skipped. */
+    bool local;                 /* QEMU runs here: pins go through its
+                                 * cpuset groups first (cgpin.h). */
+    struct cgpin cg;
+    struct pending *pending;    /* Oldest first. */
+    uint64_t pending_timer;     /* 0: not armed. */
 };
 
 /* ---- What is known to be in force ------------------------------------ */
@@ -418,6 +445,10 @@ tunable_cb(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params,
 }
 
 static void schedule_reconnect(struct drv_hv *);
+static void pending_arm(struct drv_hv *);
+static bool pending_take(struct drv_hv *, const char *uuid, unsigned vcpu,
+                         struct pending *out);
+static int pending_one(struct drv_hv *);
 
 static void
 close_cb(virConnectPtr conn, int reason, void *opaque)
@@ -529,6 +560,7 @@ reconnect_cb(void *aux)
     }
     LOG_INFO("reconnected to %s", hv->uri);
     hv->backoff_ms = RECONNECT_MIN_MS;
+    pending_arm(hv);
     hv->cb(hv->aux, DRV_EV_CHANGED, NULL);
 }
 
@@ -563,6 +595,8 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
     hv->cb = cb;
     hv->aux = aux;
     hv->backoff_ms = RECONNECT_MIN_MS;
+    hv->local = (!uri || !uri[0] || !strcmp(uri, "qemu:///system"))
+                && cgpin_init(&hv->cg, NULL, NULL) == 0;
     if (do_connect(hv, err, errlen) < 0) {
         free(hv);
         return NULL;
@@ -579,6 +613,23 @@ lv_close(struct drv_hv *hv)
     hv->closing = true;
     if (hv->reconnect_timer) {
         sched_del_timer(hv->sched, hv->reconnect_timer);
+    }
+    if (hv->pending_timer) {
+        sched_del_timer(hv->sched, hv->pending_timer);
+    }
+    /* libvirt records every pin still pending before we go (but for a
+     * domain that migrates: its source's threads go with it). */
+    while (hv->pending) {
+        int r = pending_one(hv);
+
+        if (r == -ENOTCONN || r == -EBUSY) {
+            break;
+        }
+    }
+    while (hv->pending) {
+        struct pending p;
+
+        pending_take(hv, NULL, 0, &p);
     }
     if (hv->conn) {
         deregister_events(hv);
@@ -864,60 +915,31 @@ pin_done(struct drv_hv *hv, const char *uuid, unsigned vcpu,
     }
 }
 
+/* libvirt's own pin of vCPU 'vcpu' (UINT_MAX: the emulator and its
+ * IOThreads) of 'uuid' to 's', recorded in the cache. */
 static int
-lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
-            const struct cpuset *s)
+vir_pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+        const struct cpuset *s)
 {
-    struct dom_cache *e;
-    struct pin_call pc;
-    struct cpuset want;
-    int r = cache_get(hv, uuid, &e);
-
-    if (r < 0) {
-        return r;
-    }
-    clip(hv, s, &want);
-    if (cache_has_vcpu(hv, e, vcpu, &want)) {
-        return 0;
-    }
-    r = pin_begin(hv, uuid, s, 1, &pc);
-    if (r < 0) {
-        return r;
-    }
-    if (virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
-                              VIR_DOMAIN_AFFECT_LIVE) < 0
-        && (!flags_unsupported()
-            || virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
-                                     VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
-        r = vir_errno();
-        if (r != -ENOENT) {
-            log_vir_error("pinning vCPU of", uuid);
-        }
-    }
-    pin_end(&pc);
-    pin_done(hv, uuid, vcpu, s, r);
-    return r;
-}
-
-static int
-lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
-{
-    struct dom_cache *e;
-    struct pin_call pc;
     virDomainIOThreadInfoPtr *iot = NULL;
-    struct cpuset want;
-    int r = cache_get(hv, uuid, &e), n;
+    struct pin_call pc;
+    int r = pin_begin(hv, uuid, s, 1, &pc), n;
 
     if (r < 0) {
         return r;
     }
-    clip(hv, s, &want);
-    if (hv->may_skip && e->emu_known && cpuset_equal(&e->emu, &want)) {
-        return 0;
-    }
-    r = pin_begin(hv, uuid, s, 1, &pc);
-    if (r < 0) {
-        return r;
+    if (vcpu != UINT_MAX) {
+        if (virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
+                                  VIR_DOMAIN_AFFECT_LIVE) < 0
+            && (!flags_unsupported()
+                || virDomainPinVcpuFlags(pc.dom, vcpu, pc.maps, pc.maplen,
+                                         VIR_DOMAIN_AFFECT_CURRENT) < 0)) {
+            r = vir_errno();
+            if (r != -ENOENT) {
+                log_vir_error("pinning vCPU of", uuid);
+            }
+        }
+        goto out;
     }
     if (virDomainPinEmulator(pc.dom, pc.maps, pc.maplen,
                              VIR_DOMAIN_AFFECT_LIVE) < 0) {
@@ -942,8 +964,237 @@ lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
     free(iot);
 out:
     pin_end(&pc);
-    pin_done(hv, uuid, UINT_MAX, s, r);
+    pin_done(hv, uuid, vcpu, s, r);
     return r;
+}
+
+/* ---- Pins in the kernel first, libvirt's record after ----------------
+ *
+ * A local domain's pin is put in force through its cpuset groups
+ * (cgpin.h), microseconds, and the same pin is then made through libvirt
+ * from a timer, one call per loop turn, so libvirt's view (virsh vcpupin,
+ * the live XML, what it restores after a libvirtd restart) catches up
+ * within milliseconds while samples, the control socket and other
+ * guests' hints are served between the calls.  Only the newest set of
+ * each pin waits; a pin made through libvirt meanwhile supersedes it. */
+
+static void pending_cb(void *aux);
+static int lv_migr_job(struct drv_hv *, const char *uuid, enum drv_job *);
+
+/* Arms the timer that makes the next pending pin through libvirt, after
+ * 'delay_ns'. */
+static void
+pending_arm_in(struct drv_hv *hv, uint64_t delay_ns)
+{
+    if (hv->pending && !hv->pending_timer && hv->conn) {
+        hv->pending_timer = sched_add_timer(hv->sched, delay_ns, pending_cb,
+                                            hv);
+    }
+}
+
+static void
+pending_arm(struct drv_hv *hv)
+{
+    pending_arm_in(hv, 0);
+}
+
+static void
+pending_put(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+            const struct cpuset *s)
+{
+    struct pending **pp = &hv->pending;
+
+    for (; *pp; pp = &(*pp)->next) {
+        if ((*pp)->vcpu == vcpu && !strcmp((*pp)->uuid, uuid)) {
+            (*pp)->set = *s;
+            return;
+        }
+    }
+    *pp = XNEW(struct pending);
+    snprintf((*pp)->uuid, sizeof (*pp)->uuid, "%s", uuid);
+    (*pp)->vcpu = vcpu;
+    (*pp)->set = *s;
+    pending_arm(hv);
+}
+
+/* Takes the pending pin of 'vcpu' of 'uuid' (UINT_MAX both: the oldest
+ * one) off the list into '*out'; false if there is none. */
+static bool
+pending_take(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+             struct pending *out)
+{
+    for (struct pending **pp = &hv->pending; *pp; pp = &(*pp)->next) {
+        struct pending *p = *pp;
+
+        if (uuid && (p->vcpu != vcpu || strcmp(p->uuid, uuid))) {
+            continue;
+        }
+        *out = *p;
+        *pp = p->next;
+        free(p);
+        return true;
+    }
+    return false;
+}
+
+/* Makes the oldest pending pin through libvirt.  While disconnected it
+ * stays, and the reconnection re-arms the timer.  While a migration job
+ * runs on the domain it stays too (-EBUSY): libvirt would hold the call
+ * until the job ends, and a pin it records travels with the domain. */
+static int
+pending_one(struct drv_hv *hv)
+{
+    enum drv_job job = DRV_JOB_NONE;
+    struct pending p;
+    int r;
+
+    if (!pending_take(hv, NULL, 0, &p)) {
+        return 0;
+    }
+    r = lv_migr_job(hv, p.uuid, &job);
+    if (r == 0 && (job == DRV_JOB_MIGR_OUT || job == DRV_JOB_MIGR_IN)) {
+        pending_put(hv, p.uuid, p.vcpu, &p.set);
+        return -EBUSY;
+    }
+    r = r == -ENOENT ? r : vir_pin(hv, p.uuid, p.vcpu, &p.set);
+    if (r == -ENOTCONN) {
+        pending_put(hv, p.uuid, p.vcpu, &p.set);
+    }
+    /* A domain that is gone (-ENOENT) took the pin with it; other errors
+     * are logged by vir_pin and the kernel keeps the pin in force. */
+    return r;
+}
+
+static void
+pending_cb(void *aux)
+{
+    struct drv_hv *hv = aux;
+
+    int r;
+
+    hv->pending_timer = 0;
+    r = pending_one(hv);
+    if (r == -EBUSY) {
+        pending_arm_in(hv, PENDING_JOB_RETRY_NS);
+    } else if (r != -ENOTCONN) {
+        pending_arm(hv);
+    }
+}
+
+/* The domain group of 'e', looked for once per cache entry. */
+static bool
+kernel_dir(struct drv_hv *hv, struct dom_cache *e)
+{
+    const char *name;
+    pid_t qpid;
+    int r;
+
+    if (e->cg_state == 0) {
+        name = virDomainGetName(e->dom);
+        r = name ? qemu_pid_of(NULL, name, &qpid) : -ENOENT;
+        if (r == 0) {
+            r = cgpin_domain(&hv->cg, qpid, e->cgdir, sizeof e->cgdir);
+        }
+        e->cg_state = r == 0 ? 1 : -1;
+        if (r < 0) {
+            LOG_DEBUG("%s: no cpuset group of its own (%s): pins go "
+                      "through libvirt", name ? name : e->uuid,
+                      strerror(-r));
+        }
+    }
+    return e->cg_state > 0;
+}
+
+/* Puts the pin in force in the kernel and leaves libvirt's record of it
+ * pending.  Returns 0, or an error after which the caller pins through
+ * libvirt (which rewrites whatever was written). */
+static int
+kernel_pin(struct drv_hv *hv, struct dom_cache *e, unsigned vcpu,
+           const struct cpuset *want)
+{
+    int r;
+
+    if (!hv->local || !kernel_dir(hv, e)) {
+        return -ENOTSUP;
+    }
+    r = vcpu == UINT_MAX ? cgpin_emulator(&hv->cg, e->cgdir, want)
+                         : cgpin_vcpu(&hv->cg, e->cgdir, vcpu, want);
+    if (r == -EROFS || r == -EPERM || r == -EACCES) {
+        /* Not allowed here (a sandbox without CAP_SYS_NICE or with the
+         * cgroup tree read-only, docs/security.md): every pin goes
+         * through libvirt from now on. */
+        LOG_INFO("pins go through libvirt only: the kernel refused a pin "
+                 "of %s's threads (%s)", e->uuid, strerror(-r));
+        hv->local = false;
+    } else if (r < 0) {
+        LOG_RL(LOG_LVL_DEBUG, "%s: kernel pin of %s %u failed (%s): "
+               "through libvirt", e->uuid,
+               vcpu == UINT_MAX ? "emulator" : "vCPU",
+               vcpu == UINT_MAX ? 0 : vcpu, strerror(-r));
+    }
+    if (r < 0) {
+        return r;
+    }
+    if (vcpu == UINT_MAX) {
+        e->emu = *want;
+        e->emu_known = true;
+    } else {
+        cache_set_vcpu(e, vcpu, want);
+    }
+    pending_put(hv, e->uuid, vcpu, want);
+    return 0;
+}
+
+/* A pin of 'vcpu' (UINT_MAX: the emulator) of 'uuid'. */
+static int
+pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+    const struct cpuset *s)
+{
+    struct dom_cache *e;
+    struct pending gone;
+    struct cpuset want;
+    int r = cache_get(hv, uuid, &e);
+
+    if (r < 0) {
+        return r;
+    }
+    clip(hv, s, &want);
+    if (vcpu == UINT_MAX ? hv->may_skip && e->emu_known
+                           && cpuset_equal(&e->emu, &want)
+                         : cache_has_vcpu(hv, e, vcpu, &want)) {
+        return 0;
+    }
+    if (kernel_pin(hv, e, vcpu, &want) == 0) {
+        return 0;
+    }
+    r = vir_pin(hv, uuid, vcpu, s);
+    if (r == 0) {
+        pending_take(hv, uuid, vcpu, &gone);   /* Superseded. */
+    }
+    return r;
+}
+
+/* A local domain with its own cpuset groups is pinned without libvirt,
+ * so its pins never wait for a job of libvirt's. */
+static bool
+lv_pin_may_wait(struct drv_hv *hv, const char *uuid)
+{
+    struct dom_cache *e;
+
+    return !hv->local || cache_get(hv, uuid, &e) < 0 || !kernel_dir(hv, e);
+}
+
+static int
+lv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+            const struct cpuset *s)
+{
+    return vcpu == UINT_MAX ? -ERANGE : pin(hv, uuid, vcpu, s);
+}
+
+static int
+lv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *s)
+{
+    return pin(hv, uuid, UINT_MAX, s);
 }
 
 static int
@@ -1168,4 +1419,5 @@ const struct drv_hv_ops drv_hv_libvirt = {
     .set_metadata = lv_set_metadata,
     .set_migr_cb = lv_set_migr_cb,
     .migr_job = lv_migr_job,
+    .pin_may_wait = lv_pin_may_wait,
 };

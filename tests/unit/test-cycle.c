@@ -46,6 +46,7 @@ struct script_vm {
     struct cpuset pin[MAX_VCPUS];
     bool migrating;               /* migr_job() answers DRV_JOB_MIGR_OUT. */
     unsigned n_job_asks;          /* migr_job() calls about it. */
+    bool kernel_pins;             /* pin_may_wait() answers false. */
 };
 
 struct drv_hv {
@@ -207,6 +208,14 @@ s_migr_job(struct drv_hv *h, const char *uuid, enum drv_job *job)
     return 0;
 }
 
+static bool
+s_pin_may_wait(struct drv_hv *h, const char *uuid)
+{
+    int i = find(uuid);
+
+    return i < 0 || !h->vm[i].kernel_pins;
+}
+
 static const struct drv_hv_ops script_hv = {
     .name = "script",
     .list = s_list,
@@ -218,6 +227,7 @@ static const struct drv_hv_ops script_hv = {
     .get_metadata = s_get_metadata,
     .set_metadata = s_set_metadata,
     .migr_job = s_migr_job,
+    .pin_may_wait = s_pin_may_wait,
 };
 
 /* ---- The day --------------------------------------------------------- */
@@ -694,6 +704,16 @@ test_hint_jobs(void **state)
     hint(web, true, 0);
     assert_int_equal(hv.vm[0].n_job_asks, 2);
     assert_false(cpuset_equal(&hv.vm[0].pin[0], &hv.vm[0].pin[1]));
+
+    /* A driver whose pins of web do not wait behind the hypervisor's jobs
+     * (pin_may_wait false) is not asked: the hint's pins are made, and
+     * the driver tells the hypervisor once the job is over. */
+    hv.vm[0].kernel_pins = true;
+    memcpy(before, hv.vm[0].pin, sizeof before);
+    cycle_check_jobs(&d);
+    hint(web, false, 0);
+    assert_int_equal(hv.vm[0].n_job_asks, 2);
+    assert_memory_not_equal(hv.vm[0].pin, before, sizeof before);
 
     vmreg_clear(&d);
     cycle_destroy(&d);
