@@ -14,8 +14,9 @@
 #           returned, the hints that changed the plan), taken while a
 #           control-socket client asks for status every 100 ms.
 #           Before vpowerd starts, pin-floor times 400 live vCPU pins of
-#           "other" through the same libvirt driver: the floor under
-#           the host side (RESULT hint pin-floor).
+#           "other" through libvirt alone and 400 through the same
+#           libvirt driver: the floor under the host side (RESULT hint
+#           pin-floor).
 #   "other" 1 vCPU, idle, no agent.
 #   "hostile" 1 vCPU, started later: garbage, oversized header, unknown
 #           type, vCPU 7 of 1, 10,000-message flood.
@@ -87,7 +88,7 @@ vp_guest_wait_ready other 180
 # between CPU 0 and CPU 1 and put back).  A hint's plan waits for every
 # pin it changes, so no host-side figure can be below this one's.
 floor=$(vpd_pin_floor other)
-vp_log "RESULT hint pin-floor $floor (one live vCPU pin through the libvirt driver, no vpowerd running)"
+vp_log "RESULT hint pin-floor $floor (one live vCPU pin through vpowerd's libvirt driver, and libvirt_* through libvirt alone; no vpowerd running)"
 echo "HINT-PINFLOOR-031 $floor"
 
 fx=$VPD_TMP/sys

@@ -13,7 +13,8 @@
 #   "two"   1 vCPU.
 #   "four"  4 vCPUs.
 # Before vpowerd starts, pin-floor times 400 live vCPU pins of "two"
-# through vpowerd's libvirt driver (and puts the pin back).
+# through libvirt alone and 400 through vpowerd's libvirt driver (and
+# puts the pin back).
 # Meanwhile a client asks vpowerd for its status every 100 ms.
 #
 # Prints, per VM, vpowerd's own host-side timing of its hints (list
@@ -88,7 +89,7 @@ console() { vp_console_log "$1"; }
 
 # The pin floor, before vpowerd runs.
 floor=$(vpd_pin_floor two)
-vp_log "RESULT hint3 pin-floor $floor (one live vCPU pin through the libvirt driver, no vpowerd running)"
+vp_log "RESULT hint3 pin-floor $floor (one live vCPU pin through vpowerd's libvirt driver, and libvirt_* through libvirt alone; no vpowerd running)"
 
 fx=$VPD_TMP/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000

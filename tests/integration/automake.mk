@@ -84,6 +84,7 @@ tests_integration_migr_watch_LDADD = manager/libvpowervirt.a \
 # no vpowerd running (031: the floor under a hint's host side).
 check_PROGRAMS += tests/integration/pin-floor
 tests_integration_pin_floor_SOURCES = tests/integration/pin-floor.c
+tests_integration_pin_floor_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
 tests_integration_pin_floor_LDADD = manager/libvpowervirt.a \
 	manager/libvpowermgr.a policy/libvpowerpolicy.a \
 	$(LIBVPOWERVIRT_LIBS) -lm

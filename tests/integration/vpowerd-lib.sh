@@ -271,9 +271,10 @@ vpd_wait_marker() {
 
 # vpd_pin_floor NAME: the floor under a hint's host side, before vpowerd
 # runs: tests/integration/pin-floor moves vCPU 0 of guest NAME between
-# CPU 0 and CPU 1 400 times through vpowerd's libvirt driver and puts it
-# back.  Prints pin-floor's "n= p50_us= p99_us= max_us=" line; fails the
-# test if it fails or leaves the pin moved.
+# CPU 0 and CPU 1 400 times through libvirt alone, 400 times through
+# vpowerd's libvirt driver, and puts it back.  Prints pin-floor's "n=
+# p50_us= p99_us= max_us= libvirt_p50_us= ..." line; fails the test if it
+# fails or leaves the pin moved.
 vpd_pin_floor() {
     local pin0 floor
     pin0=$(vpd_vcpu_pin "$1" 0)
