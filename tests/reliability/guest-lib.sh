@@ -19,12 +19,25 @@ if declare -F vpd_lock >/dev/null; then
     vpd_lock
 fi
 
-# rel_guest_pins: every test guest's live vCPU and emulator pins.
+# rel_guest_pins: every test guest's live vCPU and emulator pins, as
+# libvirt records them and as the kernel has them.
 rel_guest_pins() {
-    local d
+    local d pid t
     for d in $(vp_virsh list --name | grep "^$VP_PREFIX" | sort); do
         echo "== $d"
         vp_virsh vcpupin "$d" --live
         vp_virsh emulatorpin "$d" --live
+        # The kernel's view too: vpowerd puts a local domain's pins in
+        # force through its cpuset groups before libvirt records them
+        # (manager/drivers/cgpin.h).  QEMU's main thread and its vCPU
+        # threads ("CPU N/KVM|TCG"); its worker threads come and go.
+        pid=$(cat "/run/libvirt/qemu/$d.pid" 2>/dev/null) || continue
+        for t in /proc/"$pid"/task/*; do
+            case "$(cat "$t/comm" 2>/dev/null)" in
+            "CPU "*) ;;
+            *) [ "${t##*/}" = "$pid" ] || continue ;;
+            esac
+            echo "thread $(cat "$t/comm" 2>/dev/null): $(awk '/^Cpus_allowed_list/ { print $2 }' "$t/status" 2>/dev/null)"
+        done | sort
     done
 }
