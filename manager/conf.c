@@ -74,6 +74,7 @@ static const struct conf_directive directives[] = {
     U32("spread_ready_pct", spread_ready_pct, 1, 100),
     U32("pack_dwell_ms", pack_dwell_ms, 0, 3600000),
     U32("hint_rate", hint_rate, 1, 1000),
+    U32("sched_priority", sched_priority, 0, 99),
     FIELD("turbo", T_BOOL, use_turbo),
     FIELD("default_share_smt", T_BOOL, default_share_smt),
     FIELD("housekeeping", T_BOOL, housekeeping),

@@ -53,6 +53,8 @@ struct vpd_conf {
     uint32_t spread_ready_pct;      /* spread_ready_pct 5 */
     uint32_t pack_dwell_ms;         /* pack_dwell_ms 30000 */
     uint32_t hint_rate;             /* hint_rate 20 (per second per VM) */
+    uint32_t sched_priority;        /* sched_priority 0 (off) .. 99:
+                                     * SCHED_FIFO priority of vpowerd */
     bool use_turbo;                 /* turbo no */
     /* The record file (record_path) is renamed to FILE.1 and started anew
      * past this size. */

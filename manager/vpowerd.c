@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,32 @@ status_cb(char *buf, size_t len, void *aux)
              : "managing", d->n_vms, cmds_active_cpus(d), managed);
 }
 
+/* sched_priority (chronyd's directive of the same name): the loop runs
+ * SCHED_FIFO so a guest's hint, and the pins it causes, do not wait
+ * behind CPU-bound vCPU threads for the scheduler to give vpowerd a
+ * turn.  The loop sleeps in epoll_wait() between events, so the
+ * priority costs no CPU time; the kernel's real-time throttling and the
+ * service watchdog bound a loop that would not sleep.  Set before any
+ * thread exists, so every later one inherits it.  A refusal (no
+ * CAP_SYS_NICE, RestrictRealtime= in the unit) leaves the normal
+ * priority, with a warning. */
+static void
+set_priority(uint32_t prio)
+{
+    struct sched_param sp = { .sched_priority = (int) prio };
+
+    if (!prio) {
+        return;
+    }
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+        LOG_WARN("sched_priority %u: cannot run SCHED_FIFO (%s); running "
+                 "at normal priority", (unsigned) prio, strerror(errno));
+    } else {
+        LOG_INFO("running SCHED_FIFO at priority %u (sched_priority)",
+                 (unsigned) prio);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -256,6 +283,7 @@ main(int argc, char **argv)
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
+    set_priority(d->conf.sched_priority);
     d->sched = sched_create();
     m.d = d;
     m.notify = notify_create(d->sched, status_cb, d);

@@ -8,7 +8,9 @@
 # every pin and fixture value and exits 0; after a SIGKILL the journal is
 # replayed by the next start, which restores the fixture; SIGUSR1 (the
 # host-wide override) spreads at once; a bad config exits non-zero with
-# "FILE:LINE: reason"; --dry-run changes nothing.
+# "FILE:LINE: reason"; --dry-run changes nothing; sched_priority makes it
+# SCHED_FIFO at that priority (as root; otherwise it warns), and without
+# it vpowerd runs SCHED_OTHER.
 set -eu
 
 T=$(basename "$0" .sh)
@@ -33,8 +35,17 @@ wait_packed() {
     return 1
 }
 
+# The scheduling policy and real-time priority of process $1 (fields 41
+# and 40 of /proc/PID/stat; the name, field 2, holds no spaces here).
+sched_of() {
+    awk '{ print ($41 == 1 ? "FIFO" : $41 == 0 ? "OTHER" : $41) "/" $40 }' \
+        "/proc/$1/stat"
+}
+
 # 1. Pack, apply, restore on SIGTERM.
 vpd_start "$VPD_TMP/vpowerd.log" "${args[@]}"
+[ "$(sched_of "$VPD_PID")" = OTHER/0 ] ||
+    fail "vpowerd runs $(sched_of "$VPD_PID") without sched_priority"
 wait_packed || fail "not packed after 10 s: $(tr '\n' ' ' < "$VPOWER_DUMMY_STATE")"
 log "packed: $(tr '\n' ' ' < "$VPOWER_DUMMY_STATE")"
 [ "$(vpd_pin light emulator)" = 1 ] || fail "light's emulator not on the packed core"
@@ -97,7 +108,29 @@ vpd_stop
 vpd_snapshot "$fx" | diff -u "$VPD_TMP/before" - >&2 || fail "fixture not restored after crash + restart"
 log "crash: journal replayed at the next start, fixture restored"
 
-# 4. A bad config: non-zero exit, "FILE:LINE: reason", nothing changed.
+# 4. sched_priority: SCHED_FIFO at that priority where vpowerd may (root
+# with CAP_SYS_NICE, as CI runs it); elsewhere a warning and the normal
+# policy.
+cp "$VPD_TMP/vpowerd.conf" "$VPD_TMP/prio.conf"
+echo "sched_priority 7" >> "$VPD_TMP/prio.conf"
+vpd_start "$VPD_TMP/vpowerd4.log" --config "$VPD_TMP/prio.conf" "${args[@]:2}"
+vpd_wait_log "$VPD_TMP/vpowerd4.log" "decision: active" 10 ||
+    fail "no decision with sched_priority"
+got=$(sched_of "$VPD_PID")
+if chrt -f 1 true 2>/dev/null; then
+    [ "$got" = FIFO/7 ] || fail "sched_priority 7: vpowerd runs $got"
+    grep -q "running SCHED_FIFO at priority 7" "$VPD_TMP/vpowerd4.log" ||
+        fail "SCHED_FIFO not logged"
+else
+    [ "$got" = OTHER/0 ] || fail "sched_priority refused, yet $got"
+    grep -q "sched_priority 7: cannot run SCHED_FIFO" "$VPD_TMP/vpowerd4.log" ||
+        fail "refused sched_priority not warned about"
+fi
+vpd_stop
+[ "$VPD_RC" = 0 ] || fail "vpowerd exited $VPD_RC with sched_priority"
+log "sched_priority 7: $got"
+
+# 5. A bad config: non-zero exit, "FILE:LINE: reason", nothing changed.
 printf 'period_ms 200\nperiod_ms banana\n' > "$VPD_TMP/bad.conf"
 set +e
 "$VPD_BIN" --foreground --config "$VPD_TMP/bad.conf" --driver=dummy \

@@ -24,7 +24,7 @@ static const char *const all_directives[] = {
     "admin_group", "record", "record_max_bytes", "managed_cpus", "default_policy", "override",
     "manage_static_pinned", "offline_cores", "dry_run", "period_ms",
     "max_period_ms", "headroom_pct", "spread_ready_pct", "pack_dwell_ms",
-    "hint_rate", "turbo", "include",
+    "hint_rate", "sched_priority", "turbo", "include",
     "default_share_smt",
     "housekeeping", "housekeeping_cpusets", "housekeeping_irqs",
     "housekeeping_workqueues", "housekeeping_groups",
@@ -60,6 +60,7 @@ test_defaults(void **state)
     assert_int_equal(c.spread_ready_pct, 5);
     assert_int_equal(c.pack_dwell_ms, 30000);
     assert_int_equal(c.hint_rate, 20);
+    assert_int_equal(c.sched_priority, 0);
     assert_false(c.use_turbo);
     assert_true(c.default_share_smt);
     assert_int_equal(c.model_error_pct, 10);
@@ -183,6 +184,7 @@ test_every_directive(void **state)
         "spread_ready_pct 12\n"
         "pack_dwell_ms 0\n"
         "hint_rate 1000\n"
+        "sched_priority 99\n"
         "turbo yes\r\n";
     struct vpd_conf c;
     char err[256] = "";
@@ -211,6 +213,7 @@ test_every_directive(void **state)
     assert_int_equal(c.spread_ready_pct, 12);
     assert_int_equal(c.pack_dwell_ms, 0);
     assert_int_equal(c.hint_rate, 1000);
+    assert_int_equal(c.sched_priority, 99);
     assert_true(c.use_turbo);
 
     /* Later lines override; "no"/"off"/"false" and "off" override. */
@@ -247,6 +250,8 @@ test_bad_values(void **state)
         { "pack_dwell_ms 3600001", "t.conf:1: pack_dwell_ms:" },
         { "hint_rate 0", "t.conf:1: hint_rate:" },
         { "hint_rate 1001", "t.conf:1: hint_rate:" },
+        { "sched_priority 100", "t.conf:1: sched_priority:" },
+        { "sched_priority -1", "t.conf:1: sched_priority:" },
         { "turbo maybe", "t.conf:1: turbo: expected yes or no" },
         { "dry_run 1", "t.conf:1: dry_run:" },
         { "offline_cores YES", "t.conf:1: offline_cores:" },
