@@ -18,6 +18,11 @@
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
 #             oversized header, an unknown type, a bad vCPU and a flood,
 #             after vpower.hostile_delay= seconds (default 0)
+#   storm     once the host answers, latency-begin and latency-end back
+#             to back for ever, each waiting up to 1 s for its ack; one
+#             that fails (vpowerd killed or restarting) is followed by a
+#             0.1 s pause (the crash test with guests,
+#             tests/reliability/011-crash-kill-guests.sh)
 # Markers (grep-able, one line each) start with VPOWER-AGENT-.
 
 test=none
@@ -68,6 +73,15 @@ while [ $i -lt 240 ]; do
     i=$((i + 1))
 done
 echo "VPOWER-AGENT-READY tries=$i"
+
+if [ "$test" = storm ]; then
+    echo "VPOWER-AGENT-STORM"
+    while :; do
+        /bin/vpower-hint -t 1000 latency-begin --latency-us 200 \
+            >/dev/null 2>&1 || sleep 0.1
+        /bin/vpower-hint -t 1000 latency-end >/dev/null 2>&1 || sleep 0.1
+    done
+fi
 
 if [ "$test" = phases ]; then
     sleep "$phase_s"
