@@ -2,7 +2,9 @@
 # 031-agent-vpowerd.sh -- guest hints through the real vpowerd.
 #
 # vpowerd runs against real libvirtd/QEMU (TCG) and a cpufreq fixture
-# (2 CPUs, 1.0-2.0 GHz), managing only this test's domains.  Guests:
+# (2 CPUs, 1.0-2.0 GHz), managing only this test's domains, with
+# sched_priority 10 and its journal and the fixture on tmpfs (as /run
+# and sysfs are on a host, vpd_mem_dir).  Guests:
 #   "lat"   2 vCPUs, light load, vpower-agent; scenario "phases":
 #           latency-begin (200 us), hold, latency-end, hold, then a bench
 #           of 1000 latency-begin/end hints through vpowerd, then the
@@ -60,6 +62,7 @@ vpd_cleanup() {
         sleep 2
         kill -KILL "$VPD_PID" 2>/dev/null || true
     fi
+    vpd_mem_cleanup
 }
 trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
 
@@ -91,7 +94,9 @@ floor=$(vpd_pin_floor other)
 vp_log "RESULT hint pin-floor $floor (one live vCPU pin through vpowerd's libvirt driver, and libvirt_* through libvirt alone; no vpowerd running)"
 echo "HINT-PINFLOOR-031 $floor"
 
-fx=$VPD_TMP/sys
+# The fixture and the journal in memory, as sysfs and /run/vpower are.
+vpd_mem_dir
+fx=$VPD_MEM/sys
 vpd_fixture "$fx" 2 1000000 1500000 2000000
 cat > "$VPD_TMP/vpowerd.conf" <<EOD
 managed_cpus 0-1
@@ -99,7 +104,8 @@ period_ms 500
 max_period_ms 1000
 pack_dwell_ms 1000
 hint_rate 20
-journal $VPD_TMP/journal
+sched_priority 10
+journal $VPD_MEM/journal
 EOD
 export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$VPD_TMP/vpowerd.log" ${VPD_VERBOSE:+-v} --config "$VPD_TMP/vpowerd.conf" \
