@@ -75,9 +75,9 @@
 #define RECONNECT_MIN_MS 1000
 #define RECONNECT_MAX_MS 30000
 #define GET_PIN_MAPS 256        /* vCPU pins read in one call (at least). */
-#define PENDING_JOB_RETRY_NS 1000000000ull  /* A pin pending behind a
-                                             * migration job: asked again
-                                             * after 1 s. */
+#define PENDING_RETRY_NS 1000000000ull  /* A pin libvirt could not record
+                                         * (a migration job runs, an
+                                         * error): tried again after 1 s. */
 
 /* ---- Driver instance ------------------------------------------------- */
 
@@ -607,6 +607,8 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
 static void
 lv_close(struct drv_hv *hv)
 {
+    size_t n;
+
     if (!hv) {
         return;
     }
@@ -617,14 +619,14 @@ lv_close(struct drv_hv *hv)
     if (hv->pending_timer) {
         sched_del_timer(hv->sched, hv->pending_timer);
     }
-    /* libvirt records every pin still pending before we go (but for a
-     * domain that migrates: its source's threads go with it). */
-    while (hv->pending) {
-        int r = pending_one(hv);
-
-        if (r == -ENOTCONN || r == -EBUSY) {
-            break;
-        }
+    /* libvirt records every pin still pending before we go, each tried
+     * once (not one of a domain that migrates: its threads go with it). */
+    n = 0;
+    for (struct pending *p = hv->pending; p; p = p->next) {
+        n++;
+    }
+    while (n-- > 0) {
+        pending_one(hv);
     }
     while (hv->pending) {
         struct pending p;
@@ -998,8 +1000,10 @@ pending_arm(struct drv_hv *hv)
     pending_arm_in(hv, 0);
 }
 
+/* Puts the pin of 'vcpu' of 'uuid' on the list (the newest set wins)
+ * without arming the timer. */
 static void
-pending_put(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+pending_add(struct drv_hv *hv, const char *uuid, unsigned vcpu,
             const struct cpuset *s)
 {
     struct pending **pp = &hv->pending;
@@ -1014,6 +1018,13 @@ pending_put(struct drv_hv *hv, const char *uuid, unsigned vcpu,
     snprintf((*pp)->uuid, sizeof (*pp)->uuid, "%s", uuid);
     (*pp)->vcpu = vcpu;
     (*pp)->set = *s;
+}
+
+static void
+pending_put(struct drv_hv *hv, const char *uuid, unsigned vcpu,
+            const struct cpuset *s)
+{
+    pending_add(hv, uuid, vcpu, s);
     pending_arm(hv);
 }
 
@@ -1037,10 +1048,13 @@ pending_take(struct drv_hv *hv, const char *uuid, unsigned vcpu,
     return false;
 }
 
-/* Makes the oldest pending pin through libvirt.  While disconnected it
- * stays, and the reconnection re-arms the timer.  While a migration job
- * runs on the domain it stays too (-EBUSY): libvirt would hold the call
- * until the job ends, and a pin it records travels with the domain. */
+/* Makes the oldest pending pin through libvirt.  Returns 0, -ENOENT if
+ * the domain is gone (it took the pin with it), or an error after which
+ * the pin stays pending, last in line: -EBUSY while a migration job runs
+ * on the domain (libvirt would hold the call until the job ends, and a
+ * pin it records travels with the domain), -ENOTCONN while disconnected
+ * (the reconnection re-arms the timer), or vir_pin()'s error (logged
+ * there; the kernel keeps the pin in force meanwhile). */
 static int
 pending_one(struct drv_hv *hv)
 {
@@ -1053,15 +1067,13 @@ pending_one(struct drv_hv *hv)
     }
     r = lv_migr_job(hv, p.uuid, &job);
     if (r == 0 && (job == DRV_JOB_MIGR_OUT || job == DRV_JOB_MIGR_IN)) {
-        pending_put(hv, p.uuid, p.vcpu, &p.set);
-        return -EBUSY;
+        r = -EBUSY;
+    } else if (r != -ENOENT) {
+        r = vir_pin(hv, p.uuid, p.vcpu, &p.set);
     }
-    r = r == -ENOENT ? r : vir_pin(hv, p.uuid, p.vcpu, &p.set);
-    if (r == -ENOTCONN) {
-        pending_put(hv, p.uuid, p.vcpu, &p.set);
+    if (r < 0 && r != -ENOENT) {
+        pending_add(hv, p.uuid, p.vcpu, &p.set);
     }
-    /* A domain that is gone (-ENOENT) took the pin with it; other errors
-     * are logged by vir_pin and the kernel keeps the pin in force. */
     return r;
 }
 
@@ -1069,15 +1081,14 @@ static void
 pending_cb(void *aux)
 {
     struct drv_hv *hv = aux;
-
     int r;
 
     hv->pending_timer = 0;
     r = pending_one(hv);
-    if (r == -EBUSY) {
-        pending_arm_in(hv, PENDING_JOB_RETRY_NS);
-    } else if (r != -ENOTCONN) {
+    if (r == 0 || r == -ENOENT) {
         pending_arm(hv);
+    } else if (r != -ENOTCONN) {
+        pending_arm_in(hv, PENDING_RETRY_NS);
     }
 }
 
