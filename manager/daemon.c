@@ -748,7 +748,7 @@ open_inputs(struct vpd *d)
     int da;
 
     pv->local_qemu = d->hv_ops->caps & DRV_HV_LOCAL_QEMU
-                     && (!uri[0] || !strcmp(uri, "qemu:///system"));
+                     && drv_hv_uri_local(uri);
     snprintf(ready, sizeof ready, "%s's vcpu.N counters", d->hv_ops->name);
     if (pv->local_qemu) {
         pv->ts = ts_open(TS_AUTO, NULL, e, sizeof e);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "policy/cpuset.h"
 
@@ -161,10 +162,18 @@ struct drv_hv_ops {
     bool (*pin_may_wait)(struct drv_hv *, const char *uuid);
 };
 
-/* drv_hv_ops.caps: with a local URI ("" or qemu:///system) the domains
+/* drv_hv_ops.caps: with a local URI (drv_hv_uri_local()) the domains
  * are QEMU processes on this host, so their vCPU threads can be read
  * directly (manager/inputs/taskstats.h). */
 #define DRV_HV_LOCAL_QEMU 0x1u
+
+/* Whether libvirt URI 'uri' (NULL or "": the default) names the system
+ * QEMU driver of this host. */
+static inline bool
+drv_hv_uri_local(const char *uri)
+{
+    return !uri || !uri[0] || !strcmp(uri, "qemu:///system");
+}
 
 #define VPOWER_XML_NS "http://vpower.org/xmlns/policy/1"
 #define VPOWER_XML_PREFIX "vpower"

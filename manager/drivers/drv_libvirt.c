@@ -211,10 +211,15 @@ cache_set_vcpu(struct dom_cache *e, unsigned vcpu, const struct cpuset *s)
     }
 }
 
+/* Whether vCPU 'vcpu' of 'e' (UINT_MAX: the emulator) is known to be
+ * pinned to 's', so a pin to 's' may be skipped. */
 static bool
-cache_has_vcpu(const struct drv_hv *hv, const struct dom_cache *e,
-               unsigned vcpu, const struct cpuset *s)
+cache_has_pin(const struct drv_hv *hv, const struct dom_cache *e,
+              unsigned vcpu, const struct cpuset *s)
 {
+    if (vcpu == UINT_MAX) {
+        return hv->may_skip && e->emu_known && cpuset_equal(&e->emu, s);
+    }
     return hv->may_skip && vcpu < e->n_vcpus && e->vcpu_known[vcpu]
            && cpuset_equal(&e->vcpu[vcpu], s);
 }
@@ -595,8 +600,7 @@ lv_open(const char *uri, struct sched *s, drv_event_cb *cb, void *aux,
     hv->cb = cb;
     hv->aux = aux;
     hv->backoff_ms = RECONNECT_MIN_MS;
-    hv->local = (!uri || !uri[0] || !strcmp(uri, "qemu:///system"))
-                && cgpin_init(&hv->cg, NULL, NULL) == 0;
+    hv->local = drv_hv_uri_local(uri) && cgpin_init(&hv->cg, NULL, NULL) == 0;
     if (do_connect(hv, err, errlen) < 0) {
         free(hv);
         return NULL;
@@ -1146,12 +1150,7 @@ kernel_pin(struct drv_hv *hv, struct dom_cache *e, unsigned vcpu,
     if (r < 0) {
         return r;
     }
-    if (vcpu == UINT_MAX) {
-        e->emu = *want;
-        e->emu_known = true;
-    } else {
-        cache_set_vcpu(e, vcpu, want);
-    }
+    pin_done(hv, e->uuid, vcpu, want, 0);
     pending_put(hv, e->uuid, vcpu, want);
     return 0;
 }
@@ -1170,9 +1169,7 @@ pin(struct drv_hv *hv, const char *uuid, unsigned vcpu,
         return r;
     }
     clip(hv, s, &want);
-    if (vcpu == UINT_MAX ? hv->may_skip && e->emu_known
-                           && cpuset_equal(&e->emu, &want)
-                         : cache_has_vcpu(hv, e, vcpu, &want)) {
+    if (cache_has_pin(hv, e, vcpu, &want)) {
         return 0;
     }
     if (kernel_pin(hv, e, vcpu, &want) == 0) {
