@@ -16,16 +16,8 @@ set -eu
 VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
 
-# vpowerd goes before vp_cleanup (which destroys the guests) and keeps
-# the exit status for it.
-vpd_cleanup() {
-    if [ -n "$VPD_PID" ]; then
-        kill -TERM "$VPD_PID" 2>/dev/null || true
-        sleep 2
-        kill -KILL "$VPD_PID" 2>/dev/null || true
-    fi
-}
-trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
+# vpowerd goes before vp_cleanup (which destroys the guests).
+vpd_guest_trap
 [ -x "$VPD_BIN" ] || vp_error "$VPD_BIN not built"
 # One vpowerd guest test at a time on this machine: they pin and
 # measure the same two CPUs.
@@ -48,9 +40,7 @@ vp_virsh metadata "$(vp_dom busy)" --live --uri http://vpower.org/xmlns/policy/1
     vp_error "cannot set vpower metadata on $(vp_dom busy)"
 
 # vcpu_pin NAME: the live affinity of vCPU 0 as a CPU list.
-vcpu_pin() {
-    vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live | awk '{ print $NF }'
-}
+vcpu_pin() { vpd_vcpu_pin "$1" 0; }
 emu_pin() {
     vp_virsh emulatorpin "$(vp_dom "$1")" --live | awk '{ print $NF }'
 }

@@ -15,14 +15,8 @@ VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
 measure_s=${VP_MEASURE_S:-30}
 
-vpd_cleanup() {
-    if [ -n "$VPD_PID" ]; then
-        kill -TERM "$VPD_PID" 2>/dev/null || true
-        sleep 2
-        kill -KILL "$VPD_PID" 2>/dev/null || true
-    fi
-}
-trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
+# vpowerd goes before vp_cleanup (which destroys the guests).
+vpd_guest_trap
 [ -x "$VPD_BIN" ] || vp_error "$VPD_BIN not built"
 # One vpowerd guest test at a time on this machine: they pin and
 # measure the same two CPUs.
@@ -42,7 +36,7 @@ foreign=$(vp_virsh list --name | grep -v "^$VP_PREFIX" | grep -c . || true)
 [ "$foreign" = 0 ] ||
     vp_log "note: $foreign other running domains share the host; the numbers include their load"
 
-vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live | awk '{ print $NF }'; }
+vcpu_pin() { vpd_vcpu_pin "$1" 0; }
 emu_pin() { vp_virsh emulatorpin "$(vp_dom "$1")" --live | awk '{ print $NF }'; }
 pins_now() {
     local g

@@ -172,7 +172,7 @@ irqs() {
         }
         END { printf "%.0f\n", s }' "$VPD_TMP/irq.$1.a" "$VPD_TMP/irq.$1.b"
 }
-vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live | awk '{ print $NF }'; }
+vcpu_pin() { vpd_vcpu_pin "$1" 0; }
 emu_pin() { vp_virsh emulatorpin "$(vp_dom "$1")" --live | awk '{ print $NF }'; }
 pins_now() {
     local g

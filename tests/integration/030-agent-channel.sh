@@ -21,9 +21,7 @@
 # VM's junk counted (rejected >= 4 + flood beyond the bucket) and its
 # accepted hints within burst + rate * time, and the agent VM unaffected.
 set -eu
-: "${VPOWER_BUILDDIR:=$PWD}"
-VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
-VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+VP_AGENT_GUEST=1
 . "$(dirname "$0")/lib.sh"
 VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"

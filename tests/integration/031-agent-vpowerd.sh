@@ -33,9 +33,7 @@
 # CPU use spread them, returns) to what the policy chose before.
 # Skips (77) while vpowerd does not serve guest channels yet.
 set -eu
-: "${VPOWER_BUILDDIR:=$PWD}"
-VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
-VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+VP_AGENT_GUEST=1
 . "$(dirname "$0")/lib.sh"
 VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
@@ -48,23 +46,7 @@ for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile \
 done
 
 ECHO_PID= POLL_PID=
-vpd_cleanup() {
-    if [ -n "$POLL_PID" ]; then
-        kill "$POLL_PID" 2>/dev/null || true
-        wait "$POLL_PID" 2>/dev/null || true
-    fi
-    if [ -n "$ECHO_PID" ]; then
-        kill -TERM "$ECHO_PID" 2>/dev/null || true
-        wait "$ECHO_PID" 2>/dev/null || true
-    fi
-    if [ -n "$VPD_PID" ]; then
-        kill -TERM "$VPD_PID" 2>/dev/null || true
-        sleep 2
-        kill -KILL "$VPD_PID" 2>/dev/null || true
-    fi
-    vpd_mem_cleanup
-}
-trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
+vpd_guest_trap
 
 # Guest image: the harness's, plus the agent tools in /bin.
 vp_agent_guest_files
@@ -111,9 +93,8 @@ export VPOWER_ONLY_DOMAINS=$VP_PREFIX
 vpd_start "$VPD_TMP/vpowerd.log" ${VPD_VERBOSE:+-v} --config "$VPD_TMP/vpowerd.conf" \
     --sysfs-root "$fx" --connect "$VP_URI"
 
-pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu "$2" --live | awk '{ print $NF }'; }
-placement() { echo "lat $(pin lat 0) $(pin lat 1) other $(pin other 0)"; }
-spread() { local a b; a=$(pin lat 0); b=$(pin lat 1); [[ "$a" =~ ^[0-9]+$ ]] && [[ "$b" =~ ^[0-9]+$ ]] && [ "$a" != "$b" ]; }
+placement() { echo "lat $(vpd_vcpu_pin lat 0) $(vpd_vcpu_pin lat 1) other $(vpd_vcpu_pin other 0)"; }
+spread() { local a b; a=$(vpd_vcpu_pin lat 0); b=$(vpd_vcpu_pin lat 1); [[ "$a" =~ ^[0-9]+$ ]] && [[ "$b" =~ ^[0-9]+$ ]] && [ "$a" != "$b" ]; }
 console() { vp_console_log "$1"; }
 
 vpd_wait_log "$VPD_TMP/vpowerd.log" 'lat.*(connected to guest channel|says hello)' 60 ||
@@ -139,7 +120,7 @@ done
 t_seen=$(date +%s.%N)
 vp_log "after latency-begin ($(vp_elapsed "$t_begin" "$t_seen" 2) s after the marker): $(placement)"
 [ -n "$ok" ] || { tail -n 20 "$VPD_TMP/vpowerd.log" >&2; vp_fail "lat's vCPUs not on separate cores after latency-begin: $(placement)"; }
-c0=$(pin lat 0); c1=$(pin lat 1)
+c0=$(vpd_vcpu_pin lat 0); c1=$(vpd_vcpu_pin lat 1)
 f0=$(cat "$fx/cpu$c0/cpufreq/scaling_max_freq"); f1=$(cat "$fx/cpu$c1/cpufreq/scaling_max_freq")
 vp_log "fixture scaling_max_freq during latency: cpu$c0=$f0 cpu$c1=$f1"
 [ "$f0" = 2000000 ] && [ "$f1" = 2000000 ] ||

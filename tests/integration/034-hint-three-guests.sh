@@ -33,9 +33,7 @@
 # pin and fixture value.  The targets are printed, not checked: a timing
 # on a shared 2-CPU machine is a measurement, not a test verdict.
 set -eu
-: "${VPOWER_BUILDDIR:=$PWD}"
-VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
-VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+VP_AGENT_GUEST=1
 . "$(dirname "$0")/lib.sh"
 VPD_TMP=$VP_TMPDIR
 . "$(dirname "$0")/vpowerd-lib.sh"
@@ -49,21 +47,7 @@ for f in agent/vpower-agent agent/vpower-hint manager/vpowerctl \
 done
 
 ECHO_PID= POLL_PID=
-vpd_cleanup() {
-    local p
-    for p in "$POLL_PID" "$ECHO_PID"; do
-        [ -n "$p" ] || continue
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    if [ -n "$VPD_PID" ]; then
-        kill -TERM "$VPD_PID" 2>/dev/null || true
-        sleep 2
-        kill -KILL "$VPD_PID" 2>/dev/null || true
-    fi
-    vpd_mem_cleanup
-}
-trap 'rc=$?; set +e; vpd_cleanup; (exit $rc); vp_cleanup' EXIT
+vpd_guest_trap
 
 vp_agent_guest_files
 

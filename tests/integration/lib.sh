@@ -19,6 +19,11 @@
 #   VPOWER_BUILDDIR  build tree (default: current directory)
 #   VP_GUEST_DIR     guest image cache
 #                    (default: $VPOWER_BUILDDIR/tests/integration/guest)
+#   VP_AGENT_GUEST=1 set by a test before sourcing: its guests carry the
+#                    agent tools (vp_agent_guest_files), in their own
+#                    image cache, VP_AGENT_GUEST_DIR (default:
+#                    $VPOWER_BUILDDIR/tests/integration/guest-agent),
+#                    which replaces VP_GUEST_DIR
 #   VP_KEEP_TMP=1    keep $VP_TMPDIR (console logs) after the test
 #   VP_BOOT_TIMEOUT  seconds to wait for a guest to boot (default 180)
 #   EXTRA_BIN        extra static binaries for the guest's /bin
@@ -33,6 +38,9 @@ VP_LIBDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${VPOWER_BUILDDIR:=$PWD}"
 VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
 export VPOWER_SRCDIR VPOWER_BUILDDIR
+if [ "${VP_AGENT_GUEST:-0}" = 1 ]; then
+    VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+fi
 : "${VP_GUEST_DIR:=$VPOWER_BUILDDIR/tests/integration/guest}"
 VP_URI=qemu:///system
 # Boot timeout for vp_guest_wait_ready (s).  A guest is ready in ~5-15 s

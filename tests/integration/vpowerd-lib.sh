@@ -293,6 +293,29 @@ vpd_mem_cleanup() {
     VPD_MEM=
 }
 
+# vpd_guest_trap: the EXIT trap of a vpowerd test with guests.  It stops
+# the test's helpers ($POLL_PID, $ECHO_PID where set), then vpowerd
+# (SIGTERM, SIGKILL 2 s later, so the restore runs before lib.sh's
+# vp_cleanup destroys the guests), removes $VPD_MEM, and runs vp_cleanup
+# with the test's exit status.
+vpd_guest_stop() {
+    local p
+    for p in "${POLL_PID:-}" "${ECHO_PID:-}"; do
+        [ -n "$p" ] || continue
+        kill -TERM "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    if [ -n "$VPD_PID" ]; then
+        kill -TERM "$VPD_PID" 2>/dev/null || true
+        sleep 2
+        kill -KILL "$VPD_PID" 2>/dev/null || true
+    fi
+    vpd_mem_cleanup
+}
+vpd_guest_trap() {
+    trap 'rc=$?; set +e; vpd_guest_stop; (exit $rc); vp_cleanup' EXIT
+}
+
 # vpd_pin_floor NAME: the floor under a hint's host side, before vpowerd
 # runs: tests/integration/pin-floor moves vCPU 0 of guest NAME between
 # CPU 0 and CPU 1 400 times through libvirt alone, 400 times through

@@ -14,9 +14,7 @@
 # journal: pins through libvirt, fixture through sysfs), SIGTERM it, and
 # compare the whole snapshot.  Seeded.
 set -u
-: "${VPOWER_BUILDDIR:=$PWD}"
-VPOWER_BUILDDIR=$(cd "$VPOWER_BUILDDIR" && pwd)
-VP_GUEST_DIR=${VP_AGENT_GUEST_DIR:-$VPOWER_BUILDDIR/tests/integration/guest-agent}
+VP_AGENT_GUEST=1
 . "$(dirname "$0")/guest-lib.sh"
 rel_seed
 kills=${RELIABILITY_GUEST_KILLS:-10}

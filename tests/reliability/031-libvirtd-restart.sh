@@ -42,7 +42,7 @@ grep -q "2 domains" "$REL_LOG" || rel_fail "vpowerd did not find both guests: $(
 sleep 3
 fd0=$(rel_fds_kept "$VPD_PID")
 
-vcpu_pin() { vp_virsh vcpupin "$(vp_dom "$1")" --vcpu 0 --live 2>/dev/null | awk '{ print $NF }'; }
+vcpu_pin() { vpd_vcpu_pin "$1" 0 2>/dev/null; }
 # planned NAME: NAME's CPU set in vpowerd's last logged decision.
 planned() {
     grep 'decision: active' "$REL_LOG" | tail -n 1 |
