@@ -11,28 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void
-cpuset_set(struct cpuset *s, unsigned cpu)
-{
-    if (cpu < POL_MAX_CPUS) {
-        s->w[cpu / 64] |= UINT64_C(1) << (cpu % 64);
-    }
-}
-
-void
-cpuset_clr(struct cpuset *s, unsigned cpu)
-{
-    if (cpu < POL_MAX_CPUS) {
-        s->w[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
-    }
-}
-
-bool
-cpuset_has(const struct cpuset *s, unsigned cpu)
-{
-    return cpu < POL_MAX_CPUS && (s->w[cpu / 64] >> (cpu % 64)) & 1;
-}
-
 /* Bits set in 'x' (SWAR: the target may lack a popcount instruction). */
 static unsigned
 popcount64(uint64_t x)

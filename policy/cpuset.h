@@ -29,11 +29,32 @@ cpuset_zero(struct cpuset *s)
 }
 
 /* Single CPUs: 'cpu' >= POL_MAX_CPUS is ignored (set, clr) or absent
- * (has).  Out of line: inlined, the range check makes the compiler warn
- * about callers' own arrays indexed by the same CPU. */
-void cpuset_set(struct cpuset *, unsigned cpu);
-void cpuset_clr(struct cpuset *, unsigned cpu);
-bool cpuset_has(const struct cpuset *, unsigned cpu);
+ * (has).  The range check is arithmetic, not a branch: inlined, a branch
+ * makes the compiler infer that callers' own arrays indexed by the same
+ * CPU may be indexed out of bounds, and warn.  Inline because the policy
+ * tests single CPUs in its innermost loops. */
+static inline void
+cpuset_set(struct cpuset *s, unsigned cpu)
+{
+    s->w[cpu / 64 % CPUSET_WORDS] |= (uint64_t) (cpu < POL_MAX_CPUS)
+                                     << (cpu % 64);
+}
+
+static inline void
+cpuset_clr(struct cpuset *s, unsigned cpu)
+{
+    s->w[cpu / 64 % CPUSET_WORDS] &= ~((uint64_t) (cpu < POL_MAX_CPUS)
+                                       << (cpu % 64));
+}
+
+static inline bool
+cpuset_has(const struct cpuset *s, unsigned cpu)
+{
+    uint64_t w = s->w[cpu / 64 % CPUSET_WORDS];
+
+    return (cpu < POL_MAX_CPUS) & (unsigned) (w >> (cpu % 64));
+}
+
 unsigned cpuset_count(const struct cpuset *);
 
 /* The tests stop at the first word that decides: sets of a host's CPUs
