@@ -196,6 +196,10 @@ demand_floors(struct pol_state *st, const struct pol_input *in)
         bool boost = active_until(vm->hints.boost_until_ns, in->now_ns);
         struct cpuset set;
 
+        if (st->vm_class[v] == C_PACKED && !vm->policy.min_freq_khz
+            && !boost && !st->vm_lat[v]) {
+            continue;                    /* Nothing to apply. */
+        }
         cpuset_zero(&set);
         if (st->vm_class[v] == C_EXCLUSIVE) {
             for (uint32_t j = 0; j < vm->n_vcpus; j++) {
@@ -207,9 +211,6 @@ demand_floors(struct pol_state *st, const struct pol_input *in)
                 }
             }
         } else if (st->vm_class[v] == C_PACKED) {
-            if (!vm->policy.min_freq_khz && !boost && !st->vm_lat[v]) {
-                continue;
-            }
             for (unsigned i = 0; i < st->n_pool; i++) {
                 core_cpus(st, st->pool[i], usable, &set);
             }

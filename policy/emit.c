@@ -42,44 +42,62 @@ keep_misfits(struct pol_state *st, const struct pol_input *in)
     }
 }
 
+/* The allowed set of packed vCPUs without an own core, into 'set':
+ * 'pool_set', the CPUs of the pool's awake cores; when every core is
+ * owned, the active set without the cores a VM that may not share SMT
+ * siblings holds whole, else the usable CPUs without them, else every
+ * usable CPU (the last two are added to the active set).  The same for
+ * every packed VM: once it has added CPUs to the active set, the same
+ * steps give the same set again. */
+static void
+packed_set(const struct pol_state *st, const struct cpuset *pool_set,
+           struct pol_plan *plan, struct cpuset *set)
+{
+    const struct cpuset *usable = &st->usable;
+
+    *set = *pool_set;
+    if (cpuset_empty(set)) {
+        cpuset_andnot(set, &plan->active, &st->smt_private);
+    }
+    if (cpuset_empty(set)) {
+        cpuset_andnot(set, usable, &st->smt_private);
+        cpuset_or(&plan->active, &plan->active, set);
+    }
+    if (cpuset_empty(set)) {
+        *set = *usable;
+        cpuset_or(&plan->active, &plan->active, usable);
+    }
+}
+
 /* Allowed sets of VM 'v''s vCPUs, its emulator set and its reason, with
- * 'pool_set' the CPUs of the pool's awake cores. */
+ * 'pool_set' the CPUs of the pool's awake cores and 'packed' the set of
+ * packed vCPUs without an own core (packed_set(); only read for packed
+ * VMs). */
 static void
 vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
-        const struct cpuset *pool_set, struct pol_plan *plan)
+        const struct cpuset *pool_set, const struct cpuset *packed,
+        struct pol_plan *plan)
 {
     const struct pol_vm *vm = &in->vms[v];
     const struct cpuset *usable = &st->usable;
     struct cpuset set, own;
 
-    cpuset_zero(&set);
-    cpuset_zero(&own);
+    /* 'set' is what its vCPUs without an own core may use; 'own' adds
+     * the own cores' CPUs. */
     if (st->vm_class[v] == C_UNMANAGED) {
         set = vm->fixed;
-        own = set;
     } else if (st->vm_class[v] == C_PACKED) {
-        set = *pool_set;
-        if (cpuset_empty(&set)) {
-            /* Every core is owned: share the active set, except cores a
-             * VM that may not share SMT siblings holds whole. */
-            cpuset_andnot(&set, &plan->active, &st->smt_private);
-        }
-        if (cpuset_empty(&set)) {
-            cpuset_andnot(&set, usable, &st->smt_private);
-            cpuset_or(&plan->active, &plan->active, &set);
-        }
-        if (cpuset_empty(&set)) {
-            set = *usable;
-            cpuset_or(&plan->active, &plan->active, usable);
-        }
-        own = set;
-    } else if (st->vm_class[v] == C_ISOLATED) {
+        set = *packed;
+    } else {
+        cpuset_zero(&set);
+    }
+    if (st->vm_class[v] == C_ISOLATED) {
         /* Its whole cores, every thread, for each of its vCPUs. */
         for (uint32_t j = 0; j < st->iso_n[v]; j++) {
             core_cpus(st, st->iso_core[vm->first_vcpu + j], usable, &set);
         }
-        own = set;
     }
+    own = set;
     for (uint32_t j = 0; j < vm->n_vcpus; j++) {
         uint32_t i = vm->first_vcpu + j;
 
@@ -87,13 +105,12 @@ vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
         if (st->vm_class[v] == C_EXCLUSIVE
             || (st->vm_class[v] == C_PACKED && st->excl_core[i] != NO_CORE)) {
             /* An own core (a misfit's: too big for the pool's level). */
-            struct cpuset one;
+            struct cpuset *one = &plan->vcpu_allowed[i];
 
-            cpuset_zero(&one);
-            cpuset_set(&one, core_first_usable(st, st->excl_core[i],
-                                               usable));
-            plan->vcpu_allowed[i] = one;
-            cpuset_or(&own, &own, &one);
+            cpuset_zero(one);
+            cpuset_set(one, core_first_usable(st, st->excl_core[i],
+                                              usable));
+            cpuset_or(&own, &own, one);
         } else {
             plan->vcpu_allowed[i] = set;
         }
@@ -118,7 +135,8 @@ emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
           unsigned l, struct pol_plan *plan)
 {
     const struct cpuset *usable = &st->usable;
-    struct cpuset pool_set;
+    struct cpuset pool_set, packed;
+    bool have_packed = false;
 
     plan->n_vms = in->n_vms;
     plan->n_vcpus = in->n_vcpus;
@@ -135,7 +153,11 @@ emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
     }
     keep_misfits(st, in);
     for (size_t v = 0; v < in->n_vms; v++) {
-        vm_sets(st, in, v, &pool_set, plan);
+        if (st->vm_class[v] == C_PACKED && !have_packed) {
+            packed_set(st, &pool_set, plan, &packed);
+            have_packed = true;
+        }
+        vm_sets(st, in, v, &pool_set, &packed, plan);
     }
     idle_parked(st, plan);
     plan->est_power_mw = pol_energy_power_mw(st->m, plan, st->busy_ppm);
