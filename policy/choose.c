@@ -204,8 +204,10 @@ settle(struct pol_state *st, const struct pol_input *in, unsigned *k,
         uint32_t cur, best_mw;
 
         /* With the own cores of this choice remembered, as the next
-         * decision will see them. */
-        eval_plan(st, in, &st->usable, *k, *l, st->tmp);
+         * decision will see them (misfit_place() is the part of
+         * eval_plan() that picks them; the estimate is not needed). */
+        misfit_place(st, in, &st->usable, *k < st->n_pool ? *k : st->n_pool,
+                     *l, st->tmp);
         misfit_remember(st);
         pool_table(st, in);
         cur = best_mw = eval_plan(st, in, &st->usable, *k, *l, st->tmp);
