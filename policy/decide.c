@@ -110,6 +110,12 @@ prepare(struct pol_state *st, const struct pol_input *in)
     }
     cpuset_and(&st->usable, &in->managed, &in->online);
     cpuset_and(&st->usable, &st->usable, &st->all);
+    for (unsigned di = 0; di < st->m->n_domains; di++) {
+        struct cpuset mc;
+
+        cpuset_and(&mc, &st->m->domains[di].cpus, &in->managed);
+        st->dom_managed[di] = !cpuset_empty(&mc);
+    }
     for (size_t v = 0; v < in->n_vms; v++) {
         if (!in->vms[v].unmanaged && in->vms[v].n_vcpus) {
             any_managed = true;

@@ -28,15 +28,8 @@ set_freqs(struct pol_state *st, const struct pol_input *in,
 
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];
-        bool managed = false;
 
-        CPUSET_FOREACH (c, &d->cpus) {
-            if (cpuset_has(&in->managed, (unsigned) c)) {
-                managed = true;
-                break;
-            }
-        }
-        if (!managed) {
+        if (!st->dom_managed[di]) {
             continue;
         }
         if (st->dom_act[di] || st->big_khz[di]) {
@@ -70,14 +63,18 @@ pool_busy(struct pol_state *st, const struct pol_input *in,
     const struct pol_model *m = st->m;
 
     for (unsigned i = 0; i < st->n_pool; i++) {
-        unsigned kc = st->pool[i], di = st->core_dom[kc];
-        /* Pool domains run at the filled level: its capacity is known. */
-        uint32_t tc = p->dom_freq_khz[di] == st->lvl_khz[di]
-                      ? st->lvl_cap[di]
-                      : pol_dom_capacity_at(&m->domains[di],
-                                            p->dom_freq_khz[di]);
+        unsigned kc = st->pool[i], di;
+        uint32_t tc;
         double left = st->core_fixed[kc];
 
+        if (i >= k && !st->core_fixed[kc]) {
+            continue;         /* Parked, no load: busy_ppm stays 0. */
+        }
+        /* Pool domains run at the filled level: its capacity is known. */
+        di = st->core_dom[kc];
+        tc = p->dom_freq_khz[di] == st->lvl_khz[di]
+             ? st->lvl_cap[di]
+             : pol_dom_capacity_at(&m->domains[di], p->dom_freq_khz[di]);
         if (i < k && cum > 0) {
             left += st->d_avg * pool_core_cap(st, i) / cum;
         }
@@ -173,12 +170,11 @@ eval_plan(struct pol_state *st, const struct pol_input *in,
     }
     pool_busy(st, in, usable, k, cum, n_need, p);
     iso_busy(st, in, usable, p);
-    for (size_t i = 0; i < in->n_vcpus; i++) {
-        uint16_t kc = st->excl_core[i];
+    for (size_t j = 0; j < st->n_excl; j++) {
+        uint32_t i = st->excl_vcpu[j];
 
-        if (kc != NO_CORE && st->vm_class[in->vcpus[i].vm] == C_EXCLUSIVE) {
-            own_core_busy(st, usable, p, kc, in->vcpus[i].load.avg_cap);
-        }
+        own_core_busy(st, usable, p, st->excl_core[i],
+                      in->vcpus[i].load.avg_cap);
     }
     for (size_t j = 0; j < st->n_bigc; j++) {
         uint16_t kc = st->big_core[j];

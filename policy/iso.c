@@ -214,6 +214,7 @@ iso_assign(struct pol_state *st, const struct pol_input *in)
 {
     unsigned n_free = 0, left = 0, shared = 0;
 
+    st->n_iso = 0;
     for (size_t v = 0; v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
 
@@ -250,6 +251,7 @@ iso_assign(struct pol_state *st, const struct pol_input *in)
             n_free -= n;
             st->iso_n[v] = (uint16_t) n;
             st->vm_class[v] = C_ISOLATED;
+            st->n_iso++;
             st->vm_reason[v] = POL_R_SMT_ISOLATED;
             st->vm_smt[v] = SMT_GROUP;
         }
@@ -338,7 +340,7 @@ iso_busy(struct pol_state *st, const struct pol_input *in,
         }
     }
     /* A group's average load, shared evenly over its cores. */
-    for (size_t v = 0; v < in->n_vms; v++) {
+    for (size_t v = 0; st->n_iso && v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
         double avg = 0;
 

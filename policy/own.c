@@ -207,12 +207,16 @@ own_assign(struct pol_state *st, const struct pol_input *in)
             }
         }
     }
+    st->n_excl = 0;
     for (size_t i = 0; i < in->n_vcpus; i++) {
         uint32_t v = in->vcpus[i].vm;
         uint32_t key = in->vms[v].id * 2654435761u ^ in->vcpus[i].idx;
 
         st->prev_core[i] = st->vm_class[v] == C_EXCLUSIVE ? st->excl_core[i]
                                                           : NO_CORE;
+        if (st->prev_core[i] != NO_CORE) {
+            st->excl_vcpu[st->n_excl++] = (uint32_t) i;
+        }
         if (st->prev_key[i] != key || st->vm_class[v] != C_PACKED) {
             st->prev_big[i] = 0;
             st->big_prev[i] = NO_CORE;

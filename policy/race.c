@@ -45,7 +45,7 @@ race_to_idle(struct pol_state *st, const struct pol_input *in,
         core_cpus(st, kc, usable, &mine);
         cpuset_and(&mine, &mine, &p->active);
         if (cpuset_empty(&mine) || !f || in->thermal_cap_khz[di]
-            || cpuset_count(&d->cpus) != st->core_nsib[kc]
+            || st->dom_ncpus[di] != st->core_nsib[kc]
             || d->pkg >= m->n_pkgs) {
             continue;
         }

@@ -43,6 +43,7 @@ pol_state_destroy(struct pol_state *st)
     free(st->vm_reason);
     free(st->vm_lat);
     free(st->excl_core);
+    free(st->excl_vcpu);
     free(st->prev_core);
     free(st->prev_key);
     free(st->bigc);
@@ -149,6 +150,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     st->vm_reason = calloc(n, 1);
     st->vm_lat = calloc(n, sizeof *st->vm_lat);
     st->excl_core = calloc(n, sizeof *st->excl_core);
+    st->excl_vcpu = calloc(n, sizeof *st->excl_vcpu);
     st->prev_core = calloc(n, sizeof *st->prev_core);
     st->prev_key = calloc(n, sizeof *st->prev_key);
     st->bigc = calloc(n, sizeof *st->bigc);
@@ -181,8 +183,8 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
         return NULL;
     }
     if (!st->tmp || !st->level_opp || !st->vm_class || !st->vm_reason
-        || !st->vm_lat || !st->excl_core || !st->prev_core
-        || !st->prev_key) {
+        || !st->vm_lat || !st->excl_core || !st->excl_vcpu
+        || !st->prev_core || !st->prev_key) {
         pol_state_destroy(st);
         return NULL;
     }
@@ -194,6 +196,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
 
         st->nom_cap[di] = d->opps[d->nominal_opp < d->n_opps
                                   ? d->nominal_opp : d->n_opps - 1].capacity;
+        st->dom_ncpus[di] = (uint16_t) cpuset_count(&d->cpus);
     }
     build_cores(st);
     level_build(st);

@@ -67,6 +67,7 @@ struct pol_state {
     uint16_t core_of_cpu[POL_MAX_CPUS];          /* CPU -> core index. */
     uint16_t core_order[POL_MAX_CPUS];  /* Most efficient domains first,
                                          * then core id. */
+    uint16_t dom_ncpus[POL_MAX_DOMAINS]; /* CPUs of each domain. */
     /* Frequency levels: fractions (ppm of nominal capacity) at which
      * some domain has an operating point, ascending; and per domain and
      * level the lowest non-turbo point reaching it. */
@@ -167,11 +168,17 @@ struct pol_state {
     uint8_t *vm_reason;
     uint32_t *vm_lat;                    /* Latency bound, 0 none. */
     uint16_t *excl_core;                 /* Per vCPU own core or NO_CORE. */
+    uint32_t *excl_vcpu;                 /* [max_vcpus] this decision's
+                                          * vCPUs of exclusive VMs with an
+                                          * own core, ascending. */
+    size_t n_excl;
     uint16_t *prev_core;                 /* Last decision's own core. */
     uint32_t *prev_key;
     /* This decision's input summary (pol_decide(), demand_sum()). */
     struct cpuset usable;                /* Managed, online, on the model. */
     struct cpuset all;                   /* Every CPU of the model. */
+    bool dom_managed[POL_MAX_DOMAINS];   /* The domain has a managed CPU. */
+    size_t n_iso;                        /* VMs in C_ISOLATED. */
     bool any_never_offline;              /* A managed VM forbids it. */
     bool any_packed;                     /* A packed VM has vCPUs. */
     bool spread;                         /* Ready time forces spreading. */

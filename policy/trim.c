@@ -45,7 +45,7 @@ trim_ok(const struct pol_state *st, const struct pol_input *in,
         unsigned kc, unsigned di)
 {
     return in->cpu_busy_ppm && !in->override_performance && !st->dom_max[di]
-           && cpuset_count(&st->m->domains[di].cpus) == st->core_nsib[kc];
+           && st->dom_ncpus[di] == st->core_nsib[kc];
 }
 
 /* Capacity core 'kc' offers at 'khz': one thread, times
