@@ -205,11 +205,13 @@ settle(struct pol_state *st, const struct pol_input *in, unsigned *k,
 
         /* With the own cores of this choice remembered, as the next
          * decision will see them (misfit_place() is the part of
-         * eval_plan() that picks them; the estimate is not needed). */
+         * eval_plan() that picks them; the estimate is not needed).
+         * The level table changes only if they do. */
         misfit_place(st, in, &st->usable, *k < st->n_pool ? *k : st->n_pool,
                      *l, st->tmp);
-        misfit_remember(st);
-        pool_table(st, in);
+        if (misfit_remember(st)) {
+            pool_table(st, in);
+        }
         cur = best_mw = eval_plan(st, in, &st->usable, *k, *l, st->tmp);
 
         for (unsigned j = 0; j < st->n_levels; j++) {

@@ -143,16 +143,22 @@ misfit_place(struct pol_state *st, const struct pol_input *in,
     }
 }
 
-void
+bool
 misfit_remember(struct pol_state *st)
 {
+    bool changed = false;
+
     for (size_t j = 0; j < st->n_bigc; j++) {
-        if (!st->prev_big[st->bigc[j]] && st->big_core[j] != NO_CORE) {
+        uint8_t had = st->big_core[j] != NO_CORE;
+
+        if (!st->prev_big[st->bigc[j]] && had) {
             st->big_since[st->bigc[j]] = st->now;
         }
-        st->prev_big[st->bigc[j]] = st->big_core[j] != NO_CORE;
+        changed |= st->prev_big[st->bigc[j]] != had;
+        st->prev_big[st->bigc[j]] = had;
         st->big_prev[st->bigc[j]] = st->big_core[j];
     }
+    return changed;
 }
 
 static int

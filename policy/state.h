@@ -403,8 +403,10 @@ uint32_t misfit_need_khz(const struct pol_state *st,
                          uint32_t r);
 
 /* Remembers the own cores of the last misfit_place() as the next
- * decision will see them (prev_big, big_prev, big_since). */
-void misfit_remember(struct pol_state *st);
+ * decision will see them (prev_big, big_prev, big_since).  Returns
+ * whether is_big()'s inputs changed (a vCPU gained or lost its own
+ * core): only then can pool_table() give another table. */
+bool misfit_remember(struct pol_state *st);
 
 /* Writes into st->need_sorted the needs (vr) of the misfit candidates,
  * only those without an own core when 'pooled_only', largest first;
