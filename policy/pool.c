@@ -16,26 +16,32 @@
 
 #include "policy/state.h"
 
-/* Smallest pool prefix holding 'dem' in aggregate with a thread of at
- * least 'r' capacity (n_pool + 1 if none does), at the filled level. */
-static unsigned
-min_pool(const struct pol_state *st, double dem, uint32_t r)
+/* Smallest pool prefixes, never shorter than the forced cores, holding
+ * 'dem[0]' and 'dem[1]' in aggregate at the filled level, into 'k[0]'
+ * and 'k[1]' (n_pool + 1 where none does): one pass for both. */
+static void
+min_pools(const struct pol_state *st, const double dem[2], unsigned k[2])
 {
+    unsigned kf = st->n_forced, left = 2;
+    bool found[2] = { false, false };
     double cum = 0;
-    bool big = r == 0;
-    unsigned k = st->n_forced;
 
-    for (unsigned i = 0; i < st->n_pool; i++) {
+    k[0] = k[1] = st->n_pool + 1;
+    for (unsigned i = 0; i < st->n_pool && left; i++) {
         cum += pool_core_cap(st, i);
-        big |= st->lvl_cap[st->core_dom[st->pool[i]]] >= r;
-        if (i + 1 >= k && cum >= dem && big) {
-            return i + 1 > k ? i + 1 : k;
+        for (int j = 0; j < 2; j++) {
+            if (!found[j] && i + 1 >= kf && cum >= dem[j]) {
+                k[j] = i + 1;
+                found[j] = true;
+                left--;
+            }
         }
     }
-    if (dem <= 0 && big) {
-        return k;
+    for (int j = 0; j < 2; j++) {
+        if (!found[j] && dem[j] <= 0) {
+            k[j] = kf;
+        }
     }
-    return st->n_pool + 1;
 }
 
 void
@@ -88,7 +94,8 @@ pool_table(struct pol_state *st, const struct pol_input *in)
 {
     for (unsigned l = 0; l < st->n_levels; l++) {
         double a = st->s_full, var = st->s_var, last = st->s_last, up;
-        unsigned nb = 0;
+        double dem[2];                /* Now, and with the packing margin. */
+        unsigned nb = 0, kk[2];
 
         level_fill(st, in, l);
         st->thr[l] = UINT32_MAX;
@@ -113,9 +120,12 @@ pool_table(struct pol_state *st, const struct pol_input *in)
         if (last > up) {
             up = last;
         }
+        dem[0] = up;
+        dem[1] = up * (100 + DOWN_MARGIN_PCT) / 100;
+        min_pools(st, dem, kk);
         st->n_big[l] = nb;
-        st->k_up[l] = min_pool(st, up, 0);
-        st->k_down[l] = min_pool(st, up * (100 + DOWN_MARGIN_PCT) / 100, 0);
+        st->k_up[l] = kk[0];
+        st->k_down[l] = kk[1];
         if (!st->any_packed && st->k_up[l] > st->n_pool) {
             st->k_up[l] = st->k_down[l] = st->n_forced;
         }
