@@ -247,8 +247,11 @@ trim_cores(struct pol_state *st, const struct pol_input *in,
         total += core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
     }
     lower_cores(st, in, usable, cand, n, &total, p);
-    qsort(st->trim_by, n, sizeof st->trim_by[0], cmp_trim_key);
-    raise_cores(st, usable, cand, n, top_of, budget, total, p);
+    if (total < budget) {
+        /* Only raising reads the order. */
+        qsort(st->trim_by, n, sizeof st->trim_by[0], cmp_trim_key);
+        raise_cores(st, usable, cand, n, top_of, budget, total, p);
+    }
     for (unsigned i = 0; i < n; i++) {
         unsigned di = st->core_dom[cand[i]];
 
