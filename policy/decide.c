@@ -167,6 +167,7 @@ pol_decide(struct pol_state *st, const struct pol_input *in,
     pool_order(st);
     demand_sum(st, in);
     demand_floors(st, in);
+    idle_limits(st, in);
     iso_points(st, in);
     pool_table(st, in);
     choose_plan(st, in, &k, &l);

@@ -164,7 +164,7 @@ eval_plan(struct pol_state *st, const struct pol_input *in,
         }
     }
     set_freqs(st, in, p);
-    idle_awake(st, in, p);
+    idle_awake(st, p);
     if (st->est_points) {
         n_need = misfit_sort_needs(st, true);
     }

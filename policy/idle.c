@@ -15,19 +15,11 @@
 #include "policy/state.h"
 
 void
-idle_awake(const struct pol_state *st, const struct pol_input *in,
-           struct pol_plan *p)
+idle_limits(struct pol_state *st, const struct pol_input *in)
 {
     for (unsigned kc = 0; kc < st->n_cores; kc++) {
         const struct pol_domain *d = &st->m->domains[st->core_dom[kc]];
-        bool act = false;
 
-        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
-            act |= cpuset_has(&p->active, st->core_cpu[kc][s]);
-        }
-        if (!act) {
-            continue;
-        }
         for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
             unsigned c = st->core_cpu[kc][s];
             int lim = -1;
@@ -43,7 +35,24 @@ idle_awake(const struct pol_state *st, const struct pol_input *in,
             if (lim >= (int) d->n_idle - 1) {
                 lim = -1;
             }
-            p->idle_limit[c] = (int8_t) lim;
+            st->awake_limit[c] = (int8_t) lim;
+        }
+    }
+}
+
+void
+idle_awake(const struct pol_state *st, struct pol_plan *p)
+{
+    for (unsigned kc = 0; kc < st->n_cores; kc++) {
+        bool act = false;
+
+        for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
+            act |= cpuset_has(&p->active, st->core_cpu[kc][s]);
+        }
+        for (unsigned s = 0; act && s < st->core_nsib[kc]; s++) {
+            unsigned c = st->core_cpu[kc][s];
+
+            p->idle_limit[c] = st->awake_limit[c];
         }
     }
 }

@@ -111,6 +111,8 @@ struct pol_state {
     uint32_t lc_khz[MAX_LEVELS][POL_MAX_DOMAINS];
     uint32_t lc_cap[MAX_LEVELS][POL_MAX_DOMAINS];
     int8_t lat_limit[POL_MAX_CPUS];      /* Per CPU, from latency bounds. */
+    int8_t awake_limit[POL_MAX_CPUS];    /* Per CPU while awake (idle.c);
+                                          * -1 none. */
     struct pol_plan *tmp;                /* Candidate plans. */
 
     /* Aggregate demand of the pool (capacity units). */
@@ -415,10 +417,14 @@ size_t misfit_sort_needs(struct pol_state *st, bool pooled_only);
 
 /* ---- idle.c: idle limits and parking -------------------------------- */
 
-/* Idle limits of every CPU of the awake cores of 'p' (latency bounds;
- * shallow on own cores and under the override). */
-void idle_awake(const struct pol_state *st, const struct pol_input *in,
-                struct pol_plan *p);
+/* After demand_floors(): st->awake_limit, the idle limit of each CPU
+ * while its core is awake (latency bounds; shallow on own cores and
+ * under the override).  The same for every candidate of a decision. */
+void idle_limits(struct pol_state *st, const struct pol_input *in);
+
+/* Idle limits (st->awake_limit) of every CPU of the awake cores of
+ * 'p'. */
+void idle_awake(const struct pol_state *st, struct pol_plan *p);
 
 /* No limit on CPUs that are not awake; parked cores offline where
  * allowed (never CPU0, never a core with unmanaged load). */
