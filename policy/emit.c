@@ -72,7 +72,8 @@ packed_set(const struct pol_state *st, const struct cpuset *pool_set,
 /* Allowed sets of VM 'v''s vCPUs, its emulator set and its reason, with
  * 'pool_set' the CPUs of the pool's awake cores and 'packed' the set of
  * packed vCPUs without an own core (packed_set(); only read for packed
- * VMs). */
+ * VMs).  The sets are written in place in 'plan': they are 1024-CPU
+ * values and every VM has them. */
 static void
 vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
         const struct cpuset *pool_set, const struct cpuset *packed,
@@ -80,24 +81,27 @@ vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
 {
     const struct pol_vm *vm = &in->vms[v];
     const struct cpuset *usable = &st->usable;
-    struct cpuset set, own;
+    const struct cpuset *set;        /* Its vCPUs without an own core. */
+    struct cpuset *emu = &plan->vm_emulator[v];
+    struct cpuset group;
 
-    /* 'set' is what its vCPUs without an own core may use; 'own' adds
-     * the own cores' CPUs. */
     if (st->vm_class[v] == C_UNMANAGED) {
-        set = vm->fixed;
+        set = &vm->fixed;
     } else if (st->vm_class[v] == C_PACKED) {
-        set = *packed;
+        set = packed;
     } else {
-        cpuset_zero(&set);
-    }
-    if (st->vm_class[v] == C_ISOLATED) {
-        /* Its whole cores, every thread, for each of its vCPUs. */
-        for (uint32_t j = 0; j < st->iso_n[v]; j++) {
-            core_cpus(st, st->iso_core[vm->first_vcpu + j], usable, &set);
+        cpuset_zero(&group);
+        if (st->vm_class[v] == C_ISOLATED) {
+            /* Its whole cores, every thread, for each of its vCPUs. */
+            for (uint32_t j = 0; j < st->iso_n[v]; j++) {
+                core_cpus(st, st->iso_core[vm->first_vcpu + j], usable,
+                          &group);
+            }
         }
+        set = &group;
     }
-    own = set;
+    /* The emulator set: 'set' and the own cores' CPUs, except below. */
+    *emu = *set;
     for (uint32_t j = 0; j < vm->n_vcpus; j++) {
         uint32_t i = vm->first_vcpu + j;
 
@@ -110,22 +114,19 @@ vm_sets(struct pol_state *st, const struct pol_input *in, size_t v,
             cpuset_zero(one);
             cpuset_set(one, core_first_usable(st, st->excl_core[i],
                                               usable));
-            cpuset_or(&own, &own, one);
+            cpuset_or(emu, emu, one);
         } else {
-            plan->vcpu_allowed[i] = set;
+            plan->vcpu_allowed[i] = *set;
         }
     }
     if (st->vm_class[v] == C_EXCLUSIVE && !vm->policy.share_smt) {
         /* Its own cores' sibling threads: no other VM runs there. */
-        cpuset_zero(&own);
+        cpuset_zero(emu);
         for (uint32_t j = 0; j < vm->n_vcpus; j++) {
-            core_cpus(st, st->excl_core[vm->first_vcpu + j], usable, &own);
+            core_cpus(st, st->excl_core[vm->first_vcpu + j], usable, emu);
         }
-        plan->vm_emulator[v] = own;
-    } else if (st->vm_class[v] == C_EXCLUSIVE) {
-        plan->vm_emulator[v] = cpuset_empty(pool_set) ? own : *pool_set;
-    } else {
-        plan->vm_emulator[v] = own;
+    } else if (st->vm_class[v] == C_EXCLUSIVE && !cpuset_empty(pool_set)) {
+        *emu = *pool_set;
     }
     plan->vm_reason[v] = st->vm_reason[v];
 }
