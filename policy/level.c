@@ -119,15 +119,14 @@ level_ge(const struct pol_state *st, unsigned a, unsigned b)
     return true;
 }
 
-/* Levels and, per domain, the operating point of each level. */
-void
-level_build(struct pol_state *st)
+/* Homogeneous hosts: one level per fraction of nominal capacity that
+ * some domain has a point at, and per domain the lowest point reaching
+ * it. */
+static void
+build_levels_homo(struct pol_state *st)
 {
     const struct pol_model *m = st->m;
 
-    if (build_levels_hetero(st)) {
-        return;
-    }
     st->n_levels = 0;
     for (unsigned di = 0; di < m->n_domains; di++) {
         const struct pol_domain *d = &m->domains[di];
@@ -169,6 +168,27 @@ level_build(struct pol_state *st)
                 j++;
             }
             st->level_opp[di][l] = (uint8_t) j;
+        }
+    }
+}
+
+/* Levels, per domain the operating point of each level, and one
+ * thread's capacity there (what level_fill() needs unless a floor, cap
+ * or boost moves the point). */
+void
+level_build(struct pol_state *st)
+{
+    const struct pol_model *m = st->m;
+
+    if (!build_levels_hetero(st)) {
+        build_levels_homo(st);
+    }
+    for (unsigned di = 0; di < m->n_domains; di++) {
+        const struct pol_domain *d = &m->domains[di];
+
+        for (unsigned l = 0; l < st->n_levels; l++) {
+            st->level_cap[di][l] =
+                pol_dom_capacity_at(d, d->opps[st->level_opp[di][l]].freq_khz);
         }
     }
 }
@@ -221,9 +241,12 @@ level_fill(struct pol_state *st, const struct pol_input *in, unsigned l)
         return;
     }
     for (unsigned di = 0; di < n; di++) {
+        const struct pol_domain *d = &st->m->domains[di];
+
         st->lvl_khz[di] = level_khz(st, in, di, l);
-        st->lvl_cap[di] = pol_dom_capacity_at(&st->m->domains[di],
-                                              st->lvl_khz[di]);
+        st->lvl_cap[di] =
+            st->lvl_khz[di] == d->opps[st->level_opp[di][l]].freq_khz
+            ? st->level_cap[di][l] : pol_dom_capacity_at(d, st->lvl_khz[di]);
     }
     if (l < MAX_LEVELS) {
         memcpy(st->lc_khz[l], st->lvl_khz, n * sizeof st->lvl_khz[0]);

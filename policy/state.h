@@ -74,6 +74,8 @@ struct pol_state {
     unsigned n_levels;
     uint32_t level_ppm[MAX_LEVELS];
     uint8_t (*level_opp)[MAX_LEVELS];    /* [n_domains] */
+    uint32_t (*level_cap)[MAX_LEVELS];   /* [n_domains] one thread's
+                                          * capacity at that point. */
 
     /* Hysteresis. */
     bool have_prev;
@@ -302,8 +304,8 @@ ctl_mw(const struct pol_state *st, uint32_t mw)
 
 /* ---- level.c: frequency levels -------------------------------------- */
 
-/* Builds st->n_levels, level_ppm[] and level_opp[][] from the model
- * (once, from pol_state_create()). */
+/* Builds st->n_levels, level_ppm[], level_opp[][] and level_cap[][]
+ * from the model (once, from pol_state_create()). */
 void level_build(struct pol_state *st);
 
 /* Whether level 'a' runs every domain at least as fast as level 'b'. */
