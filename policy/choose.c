@@ -26,6 +26,27 @@ cmp_u32_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* eval_plan()'s estimate for 'k' pool cores at level 'l' (no per-core
+ * points), from st->memo when this decision made it already: settle()
+ * prices again many of the candidates candidates() did. */
+static uint32_t
+estimate(struct pol_state *st, const struct pol_input *in, unsigned k,
+         unsigned l)
+{
+    uint32_t mw;
+
+    for (unsigned i = 0; i < st->n_memo; i++) {
+        if (st->memo[i].k == k && st->memo[i].l == l) {
+            return st->memo[i].mw;
+        }
+    }
+    mw = eval_plan(st, in, &st->usable, k, l, st->tmp);
+    if (st->n_memo < sizeof st->memo / sizeof st->memo[0]) {
+        st->memo[st->n_memo++] = (struct pol_memo) { k, l, mw };
+    }
+    return mw;
+}
+
 /* Whether, with every pool core awake at the filled level, the i-th
  * largest per-vCPU need (need_sorted, the candidates for own cores) fits
  * the i-th fastest pool thread: each vCPU can be given a thread that
@@ -133,7 +154,7 @@ candidates(struct pol_state *st, const struct pol_input *in, unsigned kp,
         if (st->spread && !level_ge(st, j, lp)) {
             continue;                /* Never slower while waiting. */
         }
-        mw = eval_plan(st, in, &st->usable, kc, j, st->tmp);
+        mw = estimate(st, in, kc, j);
         /* From a feasible plan: a smaller pool when it costs no more
          * (within GAIN_PPM, 1 %: consolidation frees cores), anything
          * else for a real saving only. */
@@ -184,7 +205,7 @@ fallback(struct pol_state *st, const struct pol_input *in, unsigned lp,
         if (cap < thr_need || !threads_hold(st, in, &st->usable)) {
             continue;        /* Throughput, or one vCPU's need. */
         }
-        mw = eval_plan(st, in, &st->usable, *k, j, st->tmp);
+        mw = estimate(st, in, *k, j);
         if (mw < best_mw) {
             best_mw = mw;
             *l = j;
@@ -206,13 +227,14 @@ settle(struct pol_state *st, const struct pol_input *in, unsigned *k,
         /* With the own cores of this choice remembered, as the next
          * decision will see them (misfit_place() is the part of
          * eval_plan() that picks them; the estimate is not needed).
-         * The level table changes only if they do. */
+         * The level table and the estimates change only if they do. */
         misfit_place(st, in, &st->usable, *k < st->n_pool ? *k : st->n_pool,
                      *l, st->tmp);
         if (misfit_remember(st)) {
             pool_table(st, in);
+            st->n_memo = 0;
         }
-        cur = best_mw = eval_plan(st, in, &st->usable, *k, *l, st->tmp);
+        cur = best_mw = estimate(st, in, *k, *l);
 
         for (unsigned j = 0; j < st->n_levels; j++) {
             unsigned kc = st->k_down[j] > k0 ? st->k_down[j] : k0;
@@ -222,7 +244,7 @@ settle(struct pol_state *st, const struct pol_input *in, unsigned *k,
                 || !own_cores_fit(st, kc, j)) {
                 continue;
             }
-            mw = eval_plan(st, in, &st->usable, kc, j, st->tmp);
+            mw = estimate(st, in, kc, j);
             if (ctl_mw(st, mw) * 1000000
                 < ctl_mw(st, cur) * (1000000 - GAIN_PPM)
                 && mw < best_mw) {
@@ -322,6 +344,7 @@ choose_plan(struct pol_state *st, const struct pol_input *in, unsigned *k,
     bool keep_ok;
     uint32_t keep_mw = UINT32_MAX;
 
+    st->n_memo = 0;
     if (in->override_performance) {
         *k = st->n_pool;
         *l = st->n_levels - 1;
@@ -343,7 +366,7 @@ choose_plan(struct pol_state *st, const struct pol_input *in, unsigned *k,
     *k = kp;
     *l = lp;
     if (keep_ok) {
-        keep_mw = eval_plan(st, in, &st->usable, kp, lp, st->tmp);
+        keep_mw = estimate(st, in, kp, lp);
     }
     if (candidates(st, in, kp, lp, keep_ok, keep_mw, k, l) == UINT32_MAX) {
         fallback(st, in, lp, k, l);

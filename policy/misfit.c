@@ -154,7 +154,8 @@ misfit_remember(struct pol_state *st)
         if (!st->prev_big[st->bigc[j]] && had) {
             st->big_since[st->bigc[j]] = st->now;
         }
-        changed |= st->prev_big[st->bigc[j]] != had;
+        changed |= st->prev_big[st->bigc[j]] != had
+                   || st->big_prev[st->bigc[j]] != st->big_core[j];
         st->prev_big[st->bigc[j]] = had;
         st->big_prev[st->bigc[j]] = st->big_core[j];
     }

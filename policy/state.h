@@ -116,6 +116,11 @@ struct pol_state {
     int8_t awake_limit[POL_MAX_CPUS];    /* Per CPU while awake (idle.c);
                                           * -1 none. */
     struct pol_plan *tmp;                /* Candidate plans. */
+    struct pol_memo {                    /* Estimates made (choose.c). */
+        unsigned k, l;
+        uint32_t mw;
+    } memo[2 * MAX_LEVELS];
+    unsigned n_memo;
 
     /* Aggregate demand of the pool (capacity units). */
     double d_up;                         /* Must fit now. */
@@ -408,8 +413,8 @@ uint32_t misfit_need_khz(const struct pol_state *st,
 
 /* Remembers the own cores of the last misfit_place() as the next
  * decision will see them (prev_big, big_prev, big_since).  Returns
- * whether is_big()'s inputs changed (a vCPU gained or lost its own
- * core): only then can pool_table() give another table. */
+ * whether any of them changed: only then can pool_table() give another
+ * table, or eval_plan() another estimate. */
 bool misfit_remember(struct pol_state *st);
 
 /* Writes into st->need_sorted the needs (vr) of the misfit candidates,
