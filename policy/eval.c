@@ -70,11 +70,8 @@ pool_busy(struct pol_state *st, const struct pol_input *in,
         if (i >= k && !st->core_fixed[kc]) {
             continue;         /* Parked, no load: busy_ppm stays 0. */
         }
-        /* Pool domains run at the filled level: its capacity is known. */
         di = st->core_dom[kc];
-        tc = p->dom_freq_khz[di] == st->lvl_khz[di]
-             ? st->lvl_cap[di]
-             : pol_dom_capacity_at(&m->domains[di], p->dom_freq_khz[di]);
+        tc = dom_cap_at(st, di, p->dom_freq_khz[di]);
         if (i < k && cum > 0) {
             left += st->d_avg * pool_core_cap(st, i) / cum;
         }

@@ -314,7 +314,7 @@ core_load(struct pol_state *st, const struct cpuset *usable,
 {
     const struct pol_model *m = st->m;
     unsigned di = st->core_dom[kc];
-    uint32_t tc = pol_dom_capacity_at(&m->domains[di], p->dom_freq_khz[di]);
+    uint32_t tc = dom_cap_at(st, di, p->dom_freq_khz[di]);
 
     for (unsigned s = 0; s < st->core_nsib[kc] && tc; s++) {
         unsigned c = st->core_cpu[kc][s];

@@ -264,6 +264,17 @@ core_usable_threads(const struct pol_state *st, unsigned k,
     return n;
 }
 
+/* One thread's capacity on domain 'di' at 'khz': the filled level's
+ * (level_fill() has run in this decision) when 'khz' is its point,
+ * else pol_dom_capacity_at()'s scan of the points. */
+static inline uint32_t
+dom_cap_at(const struct pol_state *st, unsigned di, uint32_t khz)
+{
+    return khz == st->lvl_khz[di] ? st->lvl_cap[di]
+                                  : pol_dom_capacity_at(&st->m->domains[di],
+                                                        khz);
+}
+
 /* Capacity pool core 'i' offers the packed set at the level that
  * level_fill() filled last. */
 static inline uint32_t

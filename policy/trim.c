@@ -54,9 +54,8 @@ static double
 core_cap_at(const struct pol_state *st, const struct cpuset *usable,
             unsigned kc, uint32_t khz)
 {
-    const struct pol_domain *d = &st->m->domains[st->core_dom[kc]];
     unsigned nt = 0;
-    double c = pol_dom_capacity_at(d, khz);
+    double c = dom_cap_at(st, st->core_dom[kc], khz);
 
     for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
         nt += cpuset_has(usable, st->core_cpu[kc][s]);
@@ -170,8 +169,8 @@ lower_cores(struct pol_state *st, const struct pol_input *in,
         st->trim_by[i].u = w / cap;
         if (prev < top) {
             /* The energy estimate's busy shares at the lower point. */
-            double r = (double) pol_dom_capacity_at(d, top)
-                       / pol_dom_capacity_at(d, prev);
+            double r = (double) dom_cap_at(st, di, top)
+                       / dom_cap_at(st, di, prev);
 
             for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
                 unsigned c = st->core_cpu[kc][s];
