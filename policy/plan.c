@@ -240,6 +240,13 @@ idle_shallower(int8_t from, int8_t to)
     return to >= 0 && (from < 0 || to < from);
 }
 
+/* Entries compared at once by diff_speed(): the plans cover every
+ * possible domain and CPU, most of them unused or unchanged, so runs
+ * that are equal in both plans are skipped whole. */
+#define SPEED_RUN 8
+_Static_assert(POL_MAX_DOMAINS % SPEED_RUN == 0
+               && POL_MAX_CPUS % SPEED_RUN == 0, "runs tile the plans");
+
 /* Emits the frequency and idle-limit changes that raise speed ('up') or
  * the others.  A domain whose current frequency is unknown (0) counts
  * as raised. */
@@ -247,20 +254,32 @@ static void
 diff_speed(const struct pol_plan *cur, const struct pol_plan *next,
            bool up, struct pol_action *acts, size_t max, size_t *n)
 {
-    for (unsigned d = 0; d < POL_MAX_DOMAINS; d++) {
-        uint32_t to = next->dom_freq_khz[d], from = cur->dom_freq_khz[d];
+    for (unsigned d0 = 0; d0 < POL_MAX_DOMAINS; d0 += SPEED_RUN) {
+        if (!memcmp(&next->dom_freq_khz[d0], &cur->dom_freq_khz[d0],
+                    SPEED_RUN * sizeof cur->dom_freq_khz[0])) {
+            continue;
+        }
+        for (unsigned d = d0; d < d0 + SPEED_RUN; d++) {
+            uint32_t to = next->dom_freq_khz[d], from = cur->dom_freq_khz[d];
 
-        if (to && to != from && (to > from || !from) == up) {
-            emit(acts, max, n, (struct pol_action) {
-                .type = POL_A_SET_FREQ, .domain = d, .khz = to });
+            if (to && to != from && (to > from || !from) == up) {
+                emit(acts, max, n, (struct pol_action) {
+                    .type = POL_A_SET_FREQ, .domain = d, .khz = to });
+            }
         }
     }
-    for (unsigned c = 0; c < POL_MAX_CPUS; c++) {
-        int8_t to = next->idle_limit[c], from = cur->idle_limit[c];
+    for (unsigned c0 = 0; c0 < POL_MAX_CPUS; c0 += SPEED_RUN) {
+        if (!memcmp(&next->idle_limit[c0], &cur->idle_limit[c0],
+                    SPEED_RUN * sizeof cur->idle_limit[0])) {
+            continue;
+        }
+        for (unsigned c = c0; c < c0 + SPEED_RUN; c++) {
+            int8_t to = next->idle_limit[c], from = cur->idle_limit[c];
 
-        if (to != from && idle_shallower(from, to) == up) {
-            emit(acts, max, n, (struct pol_action) {
-                .type = POL_A_IDLE_LIMIT, .cpu = c, .state = to });
+            if (to != from && idle_shallower(from, to) == up) {
+                emit(acts, max, n, (struct pol_action) {
+                    .type = POL_A_IDLE_LIMIT, .cpu = c, .state = to });
+            }
         }
     }
 }
