@@ -32,14 +32,23 @@ zero_out(const struct attrib_input *in, double *vm_joules,
     }
 }
 
-/* Adds 'n' to holders[c] for each CPU c of 's' (its first 'words'
- * words). */
+/* A set of the host's CPUs is kept as the first 'words' words of a
+ * cpuset: the words that can hold CPUs below model->n_cpus. */
+static unsigned
+host_words(const struct pol_model *m)
+{
+    unsigned words = (m->n_cpus + 63) / 64;
+
+    return words > CPUSET_WORDS ? CPUSET_WORDS : words;
+}
+
+/* Adds 'n' to holders[c] for each CPU c of the 'words' words 's'. */
 static void
-count_holders(const struct cpuset *s, unsigned words, unsigned n,
+count_holders(const uint64_t *s, unsigned words, unsigned n,
               unsigned *holders)
 {
     for (unsigned w = 0; w < words; w++) {
-        for (uint64_t x = s->w[w]; x; x &= x - 1) {
+        for (uint64_t x = s[w]; x; x &= x - 1) {
             holders[w * 64 + (unsigned) __builtin_ctzll(x)] += n;
         }
     }
@@ -47,13 +56,13 @@ count_holders(const struct cpuset *s, unsigned words, unsigned n,
 
 /* Sum over the CPUs c of 's' of per_cpu / holders[c]. */
 static double
-set_share(const struct cpuset *s, unsigned words, const unsigned *holders,
+set_share(const uint64_t *s, unsigned words, const unsigned *holders,
           double per_cpu)
 {
     double sh = 0;
 
     for (unsigned w = 0; w < words; w++) {
-        for (uint64_t x = s->w[w]; x; x &= x - 1) {
+        for (uint64_t x = s[w]; x; x &= x - 1) {
             sh += per_cpu / holders[w * 64 + (unsigned) __builtin_ctzll(x)];
         }
     }
@@ -61,19 +70,32 @@ set_share(const struct cpuset *s, unsigned words, const unsigned *holders,
 }
 
 static uint64_t
-set_hash(const struct cpuset *s, unsigned words)
+set_hash(const uint64_t *s, unsigned words)
 {
     uint64_t h = 0;
 
     for (unsigned w = 0; w < words; w++) {
-        h = (h ^ s->w[w]) * UINT64_C(0x100000001b3);
+        h = (h ^ s[w]) * UINT64_C(0x100000001b3);
     }
     return h ^ h >> 29;
 }
 
+static bool
+words_equal(const uint64_t *a, const uint64_t *b, unsigned words)
+{
+    for (unsigned w = 0; w < words; w++) {
+        if (a[w] != b[w]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Scratch of split_static() for 'n' VMs, allocated together. */
 struct attrib_scratch {
-    struct cpuset *held;          /* [n] held sets; distinct ones first. */
+    unsigned words;               /* Words per held set (host_words()). */
+    uint64_t *held;               /* [n * words] held sets, VM by VM;
+                                   * distinct ones first. */
     size_t *kind;                 /* [n] each VM's index into 'held'. */
     size_t *count;                /* [n] VMs per distinct set. */
     double *share;                /* [n] each distinct set's share. */
@@ -85,21 +107,22 @@ struct attrib_scratch {
 /* The index in s->held of the distinct set equal to 'h' (hash 'hh'),
  * added as the 'n_kinds'-th if new. */
 static size_t
-find_kind(struct attrib_scratch *s, const struct cpuset *h, uint64_t hh,
-          unsigned words, size_t *n_kinds)
+find_kind(struct attrib_scratch *s, const uint64_t *h, uint64_t hh,
+          size_t *n_kinds)
 {
+    unsigned words = s->words;
     size_t i = (size_t) hh & (s->n_slots - 1);
 
     while (s->slot[i] != SIZE_MAX) {
         size_t k = s->slot[i];
 
-        if (!memcmp(s->held[k].w, h->w, words * sizeof h->w[0])) {
+        if (words_equal(&s->held[k * words], h, words)) {
             return k;
         }
         i = (i + 1) & (s->n_slots - 1);
     }
     s->slot[i] = *n_kinds;
-    s->held[*n_kinds] = *h;
+    memmove(&s->held[*n_kinds * words], h, words * sizeof *h);
     s->count[*n_kinds] = 0;
     return (*n_kinds)++;
 }
@@ -115,17 +138,19 @@ split_static(const struct attrib_input *in, double r, double *vm_joules,
     struct cpuset all;
     const struct cpuset *active = in->active;
     unsigned n_active, n_cpus = in->model->n_cpus;
-    unsigned words = (n_cpus + 63) / 64;
-    unsigned holders[POL_MAX_CPUS];
-    struct cpuset *held = sc->held;
+    unsigned words = sc->words;
+    unsigned holders[POL_MAX_CPUS];     /* The first words * 64 used. */
+    uint64_t *held = sc->held;
     double per_cpu, host = 0;
     size_t n_kinds = 0;
 
+    /* CPUs 0 .. n_cpus - 1, all within the first 'words' words. */
     cpuset_zero(&all);
-    for (unsigned c = 0; c < n_cpus && c < POL_MAX_CPUS; c++) {
-        cpuset_set(&all, c);
+    for (unsigned w = 0; w < words; w++) {
+        unsigned left = n_cpus - w * 64;
+
+        all.w[w] = left >= 64 ? UINT64_MAX : (UINT64_C(1) << left) - 1;
     }
-    words = words > CPUSET_WORDS ? CPUSET_WORDS : words;
     if (!active) {
         active = &all;
     }
@@ -139,29 +164,32 @@ split_static(const struct attrib_input *in, double r, double *vm_joules,
         const struct cpuset *a = v->allowed ? v->allowed : &all;
 
         for (unsigned w = 0; w < words; w++) {
-            held[v->vm].w[w] |= a->w[w] & active->w[w];
+            held[v->vm * words + w] |= a->w[w] & active->w[w];
         }
     }
     /* Distinct held sets move to the front of 'held' (a VM's own set is
-     * read before any later kind can overwrite it). */
+     * read before any later kind can overwrite it; find_kind's copy
+     * allows the overlap of a kind with itself). */
     for (size_t vm = 0; vm < in->n_vms; vm++) {
-        struct cpuset h = held[vm];
-        size_t k = find_kind(sc, &h, set_hash(&h, words), words, &n_kinds);
+        const uint64_t *h = &held[vm * words];
+        size_t k = find_kind(sc, h, set_hash(h, words), &n_kinds);
 
         sc->kind[vm] = k;
         sc->count[k]++;
     }
-    memset(holders, 0, sizeof holders);
+    memset(holders, 0, words * 64 * sizeof holders[0]);
     for (size_t k = 0; k < n_kinds; k++) {
-        count_holders(&held[k], words, (unsigned) sc->count[k], holders);
+        count_holders(&held[k * words], words, (unsigned) sc->count[k],
+                      holders);
     }
+    /* An active CPU beyond the host's words is held by no VM. */
     CPUSET_FOREACH(c, active) {
-        if (!holders[c]) {
+        if ((unsigned) c >= words * 64 || !holders[c]) {
             host += per_cpu;
         }
     }
     for (size_t k = 0; k < n_kinds; k++) {
-        sc->share[k] = set_share(&held[k], words, holders, per_cpu);
+        sc->share[k] = set_share(&held[k * words], words, holders, per_cpu);
     }
     for (size_t vm = 0; vm < in->n_vms; vm++) {
         vm_joules[vm] += sc->share[sc->kind[vm]];
@@ -263,12 +291,13 @@ attrib_split_parts(const struct attrib_input *in, double *vm_joules,
     /* Rule 2. */
     r = e - e_busy;
     memset(&sc, 0, sizeof sc);
+    sc.words = host_words(in->model);
     if (in->n_vms) {
         sc.n_slots = 4;
         while (sc.n_slots <= 2 * in->n_vms) {
             sc.n_slots *= 2;
         }
-        sc.held = calloc(in->n_vms, sizeof *sc.held);
+        sc.held = calloc(in->n_vms * sc.words + 1, sizeof *sc.held);
         sc.kind = malloc(in->n_vms * sizeof *sc.kind);
         sc.count = malloc(in->n_vms * sizeof *sc.count);
         sc.share = malloc(in->n_vms * sizeof *sc.share);
