@@ -63,6 +63,9 @@ cycle_destroy(struct vpd *d)
     free(cy->pvcpus);
     free(cy->vm_of);
     free(cy->vcpu_of);
+    free(cy->attr_vcpus);
+    free(cy->vm_j);
+    free(cy->vm_busy_j);
     free(cy->acts);
     free(cy);
     d->cyc = NULL;
@@ -391,6 +394,9 @@ ensure_capacity(struct vpd *d, size_t n_vms, size_t n_vcpus)
     cy->vm_of = xrealloc(cy->vm_of, cv * sizeof *cy->vm_of);
     cy->pvcpus = xrealloc(cy->pvcpus, cc * sizeof *cy->pvcpus);
     cy->vcpu_of = xrealloc(cy->vcpu_of, cc * sizeof *cy->vcpu_of);
+    cy->attr_vcpus = xrealloc(cy->attr_vcpus, cc * sizeof *cy->attr_vcpus);
+    cy->vm_j = xrealloc(cy->vm_j, cv * sizeof *cy->vm_j);
+    cy->vm_busy_j = xrealloc(cy->vm_busy_j, cv * sizeof *cy->vm_busy_j);
     np = pol_plan_create(cv, cc);
     na = pol_plan_create(cv, cc);
     nb = pol_plan_create(cv, cc);
@@ -965,57 +971,45 @@ baseline_power(struct vpd *d)
 
 /* Splits the interval's host energy 'joules' among the VMs by what their
  * vCPUs ran and the active cores they hold (manager/attrib.h); the part
- * no VM holds goes to the "_host" pseudo-VM. */
+ * no VM holds goes to the "_host" pseudo-VM.  Runs after this cycle's
+ * decision, so the input's arrays (vm_of, vcpu_of, d->applied's
+ * vcpu_vm) still list the registry's VMs and vCPUs in order. */
 static void
 attribute_energy(struct vpd *d, double joules, uint64_t interval_ns)
 {
-    struct attrib_vcpu *av;
-    double *vmj, *vmb;
+    struct cycle *cy = d->cyc;
+    const struct pol_plan *a = d->applied;
+    struct attrib_vcpu *av = cy->attr_vcpus;
     struct attrib_input ai;
     struct attrib_result ar;
-    size_t k = 0, vi = 0, total = 0;
-    struct vpd_vm *vm;
 
-    for (vm = d->vms; vm; vm = vm->next) {
-        total += vm->n_vcpus;
-    }
-    av = XNEWARRAY(struct attrib_vcpu, total ? total : 1);
-    vmj = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
-    vmb = XNEWARRAY(double, d->n_vms ? d->n_vms : 1);
-    for (vm = d->vms; vm; vm = vm->next, vi++) {
-        for (unsigned j = 0; j < vm->n_vcpus; j++) {
-            const struct vpd_vcpu *vc = &vm->vcpus[j];
-            const struct cpuset *allowed = vm->unmanaged
-                                           ? &vm->dom.static_cpus
-                                           : &vc->applied;
+    for (size_t k = 0; k < a->n_vcpus; k++) {
+        const struct vpd_vcpu *vc = cy->vcpu_of[k];
+        const struct vpd_vm *vm = cy->vm_of[a->vcpu_vm[k]];
+        const struct cpuset *allowed = vm->unmanaged ? &vm->dom.static_cpus
+                                                     : &vc->applied;
 
-            av[k].vm = vi;
-            av[k].cpu = vc->cpu;
-            av[k].busy_ns = vc->sampled ? vc->busy_ns : 0;
-            av[k].allowed = cpuset_empty(allowed) ? NULL : allowed;
-            k++;
-        }
+        av[k].vm = a->vcpu_vm[k];
+        av[k].cpu = vc->cpu;
+        av[k].busy_ns = vc->sampled ? vc->busy_ns : 0;
+        av[k].allowed = cpuset_empty(allowed) ? NULL : allowed;
     }
     memset(&ai, 0, sizeof ai);
     ai.model = &d->model;
-    ai.dom_freq_khz = d->applied ? d->applied->dom_freq_khz : NULL;
-    ai.active = d->applied ? &d->applied->active : NULL;
+    ai.dom_freq_khz = a->dom_freq_khz;
+    ai.active = &a->active;
     ai.interval_ns = interval_ns;
-    ai.n_vms = d->n_vms;
+    ai.n_vms = a->n_vms;
     ai.vcpus = av;
-    ai.n_vcpus = k;
+    ai.n_vcpus = a->n_vcpus;
     ai.host_joules = joules;
-    if (attrib_split_parts(&ai, vmj, vmb, &ar) == 0) {
-        vi = 0;
-        for (vm = d->vms; vm; vm = vm->next, vi++) {
-            vm->energy_j += vmj[vi];
-            vm->energy_busy_j += vmb[vi];
+    if (attrib_split_parts(&ai, cy->vm_j, cy->vm_busy_j, &ar) == 0) {
+        for (size_t vi = 0; vi < a->n_vms; vi++) {
+            cy->vm_of[vi]->energy_j += cy->vm_j[vi];
+            cy->vm_of[vi]->energy_busy_j += cy->vm_busy_j[vi];
         }
         d->unattributed_energy_j += ar.host_joules;
     }
-    free(av);
-    free(vmj);
-    free(vmb);
 }
 
 /* The interval's estimated energy, its baseline and the split of the

@@ -42,6 +42,7 @@
 #include "manager/drivers/drv.h"
 #include "policy/policy.h"
 
+struct attrib_vcpu;
 struct vpd;
 struct vpd_vm;
 
@@ -128,6 +129,9 @@ struct cycle {
     struct vpd_vm **vm_of;          /* Input VM index -> VM. */
     struct vpd_vcpu **vcpu_of;      /* Input vCPU index -> vCPU. */
     size_t cap_vms, cap_vcpus;
+    /* Energy attribution's input and output, the same capacities. */
+    struct attrib_vcpu *attr_vcpus; /* [cap_vcpus] */
+    double *vm_j, *vm_busy_j;       /* [cap_vms] joules per input VM. */
     struct pol_action *acts;
     size_t cap_acts;
     struct pol_plan *baseline;
