@@ -412,42 +412,56 @@ set_freqs(struct exec_host *h, const uint32_t *req)
 static void
 period_reset(struct exec_host *h)
 {
+    size_t n_cpus = h->m->n_cpus;
+
     for (size_t v = 0; v < h->n_vcpus; v++) {
         h->busy_s[v] = 0;
         h->ready_s[v] = 0;
     }
-    memset(h->cpu_work_period, 0, POL_MAX_CPUS * sizeof *h->cpu_work_period);
-    memset(h->cpu_busy_period, 0, POL_MAX_CPUS * sizeof *h->cpu_busy_period);
-    memset(h->cpu_guest_period, 0,
-           POL_MAX_CPUS * sizeof *h->cpu_guest_period);
+    /* Only the host's CPUs are ever booked: the rest stay 0. */
+    memset(h->cpu_work_period, 0, n_cpus * sizeof *h->cpu_work_period);
+    memset(h->cpu_busy_period, 0, n_cpus * sizeof *h->cpu_busy_period);
+    memset(h->cpu_guest_period, 0, n_cpus * sizeof *h->cpu_guest_period);
     h->period_s = 0;
     halt_period_reset(h);
     h->applied++;
 }
 
-void
-exec_apply(struct exec_host *h, const struct pol_plan *plan)
+/* Copies what 'plan' says besides the allowed and emulator sets into
+ * the applied plan, keeping its domain frequencies (set_freqs() sets
+ * them).  The per-vCPU and per-VM arrays are cut to the applied plan's
+ * room, as pol_plan_copy() does. */
+static void
+copy_plan_rest(struct pol_plan *p, const struct pol_plan *plan)
+{
+    size_t nv = plan->n_vcpus < p->max_vcpus ? plan->n_vcpus : p->max_vcpus;
+    size_t nm = plan->n_vms < p->max_vms ? plan->n_vms : p->max_vms;
+
+    p->n_vms = nm;
+    p->n_vcpus = nv;
+    p->active = plan->active;
+    p->offline = plan->offline;
+    memcpy(p->idle_limit, plan->idle_limit, sizeof p->idle_limit);
+    memcpy(p->vcpu_vm, plan->vcpu_vm, nv * sizeof *p->vcpu_vm);
+    memcpy(p->vm_reason, plan->vm_reason, nm * sizeof *p->vm_reason);
+    p->next_interval_ns = plan->next_interval_ns;
+    p->est_power_mw = plan->est_power_mw;
+}
+
+/* The rest of exec_apply() once the applied plan holds the new sets:
+ * 'sets_changed' whether any allowed set or the offline CPUs changed
+ * (the old sets and homes are in h->old_sets, h->old_home unless this
+ * is the first plan). */
+static void
+apply_rest(struct exec_host *h, const struct pol_plan *plan,
+           bool sets_changed)
 {
     struct pol_plan *p = h->plan;
-    uint32_t old_freq[POL_MAX_DOMAINS];
     bool first = h->applied == 0;
-    bool sets_changed = first, freq_changed;
+    bool freq_changed;
 
-    memcpy(old_freq, p->dom_freq_khz, sizeof old_freq);
-    for (size_t v = 0; v < h->n_vcpus; v++) {
-        if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
-            h->pin_changes += !first;
-            sets_changed = true;
-        }
-    }
-    if (sets_changed && !first) {
-        memcpy(h->old_sets, p->vcpu_allowed,
-               h->n_vcpus * sizeof *h->old_sets);
-        memcpy(h->old_home, h->vcpu_home, h->n_vcpus * sizeof *h->old_home);
-    }
     sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
-    pol_plan_copy(p, plan);
-    memcpy(p->dom_freq_khz, old_freq, sizeof old_freq);
+    copy_plan_rest(p, plan);
     freq_changed = set_freqs(h, plan->dom_freq_khz);
     memcpy(h->pol_idle_limit, p->idle_limit,
            POL_MAX_CPUS * sizeof *h->pol_idle_limit);
@@ -461,6 +475,70 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
         refresh_caps(h);
     }
     period_reset(h);
+}
+
+void
+exec_apply(struct exec_host *h, const struct pol_plan *plan)
+{
+    struct pol_plan *p = h->plan;
+    bool first = h->applied == 0;
+    bool sets_changed = first;
+    size_t nm = plan->n_vms < p->max_vms ? plan->n_vms : p->max_vms;
+
+    for (size_t v = 0; v < h->n_vcpus; v++) {
+        if (!cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
+            h->pin_changes += !first;
+            sets_changed = true;
+        }
+    }
+    if (sets_changed && !first) {
+        memcpy(h->old_sets, p->vcpu_allowed,
+               h->n_vcpus * sizeof *h->old_sets);
+        memcpy(h->old_home, h->vcpu_home, h->n_vcpus * sizeof *h->old_home);
+    }
+    memcpy(p->vcpu_allowed, plan->vcpu_allowed,
+           (plan->n_vcpus < p->max_vcpus ? plan->n_vcpus : p->max_vcpus)
+           * sizeof *p->vcpu_allowed);
+    memcpy(p->vm_emulator, plan->vm_emulator, nm * sizeof *p->vm_emulator);
+    apply_rest(h, plan, sets_changed);
+}
+
+void
+exec_apply_changes(struct exec_host *h, const struct pol_plan *plan,
+                   const uint32_t *vcpus, size_t n_vcpus,
+                   const uint32_t *vms, size_t n_vms)
+{
+    struct pol_plan *p = h->plan;
+    bool sets_changed = false;
+
+    if (h->applied == 0) {
+        exec_apply(h, plan);
+        return;
+    }
+    /* Old sets and homes of every vCPU, for exec_charge_moves(), only
+     * once one set is known to change. */
+    for (size_t i = 0; i < n_vcpus; i++) {
+        uint32_t v = vcpus[i];
+
+        if (v < h->n_vcpus
+            && !cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
+            if (!sets_changed) {
+                memcpy(h->old_sets, p->vcpu_allowed,
+                       h->n_vcpus * sizeof *h->old_sets);
+                memcpy(h->old_home, h->vcpu_home,
+                       h->n_vcpus * sizeof *h->old_home);
+                sets_changed = true;
+            }
+            h->pin_changes++;
+            p->vcpu_allowed[v] = plan->vcpu_allowed[v];
+        }
+    }
+    for (size_t i = 0; i < n_vms; i++) {
+        if (vms[i] < p->max_vms) {
+            p->vm_emulator[vms[i]] = plan->vm_emulator[vms[i]];
+        }
+    }
+    apply_rest(h, plan, sets_changed);
 }
 
 void

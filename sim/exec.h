@@ -172,6 +172,17 @@ void exec_host_destroy(struct exec_host *);   /* NULL is fine. */
  * per-decision accumulators. */
 void exec_apply(struct exec_host *h, const struct pol_plan *plan);
 
+/* exec_apply() of a plan whose allowed sets are those of the applied
+ * plan except perhaps those of the vCPUs 'vcpus[0..n_vcpus)', and whose
+ * emulator sets are those of the applied plan except perhaps those of
+ * the VMs 'vms[0..n_vms)' (host-local indices, any order, repeats
+ * allowed): the same result, comparing and copying only the sets
+ * listed.  For a caller that knows which sets it was told to change
+ * (sim/simhost.c).  The first plan is applied whole. */
+void exec_apply_changes(struct exec_host *h, const struct pol_plan *plan,
+                        const uint32_t *vcpus, size_t n_vcpus,
+                        const uint32_t *vms, size_t n_vms);
+
 /* exec_apply() of a plan that differs from the applied one only in its
  * frequencies 'dom_freq_khz' (one per domain, 0 = keep): the same
  * counting and resets, without copying or comparing the allowed sets.

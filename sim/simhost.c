@@ -30,6 +30,14 @@ struct simhost {
     /* Cumulative counters up to the start of the current period. */
     uint64_t *time_ns, *delay_ns, *poll_ns;
     uint64_t idle_us[POL_MAX_CPUS];
+    /* The vCPUs and VMs pinned since the last commit, each listed once
+     * (the flags say which are listed): the only sets the commit must
+     * compare with the model's (exec_apply_changes()). */
+    uint32_t *pin_vcpus, *pin_vms;
+    size_t n_pin_vcpus, n_pin_vms;
+    bool *vcpu_listed, *vm_listed;
+    struct cpuset in_use;         /* Union of the pending allowed and
+                                   * emulator sets. */
 };
 
 /* Domains are named by a UUID whose last 12 hex digits are the host-local
@@ -105,6 +113,11 @@ simhost_create(struct exec_host *h, size_t n_vms, const uint32_t *n_vcpus,
     s->time_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->time_ns);
     s->delay_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->delay_ns);
     s->poll_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->poll_ns);
+    s->pin_vcpus = sim_xcalloc(nv ? nv : 1, sizeof *s->pin_vcpus);
+    s->vcpu_listed = sim_xcalloc(nv ? nv : 1, sizeof *s->vcpu_listed);
+    s->pin_vms = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->pin_vms);
+    s->vm_listed = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->vm_listed);
+    s->in_use = s->pending->active;
     return s;
 }
 
@@ -120,6 +133,10 @@ simhost_destroy(struct simhost *s)
     free(s->time_ns);
     free(s->delay_ns);
     free(s->poll_ns);
+    free(s->pin_vcpus);
+    free(s->vcpu_listed);
+    free(s->pin_vms);
+    free(s->vm_listed);
     free(s);
 }
 
@@ -192,15 +209,18 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
         s->idle_us[c] += round_u64((idle > 0 ? idle : 0) * 1e6);
     }
     /* A host has no "active" flag: the cores in use are those some
-     * vCPU or emulator may run on (the rest are parked). */
-    cpuset_zero(&p->active);
-    for (size_t v = 0; v < h->n_vcpus; v++) {
-        cpuset_or(&p->active, &p->active, &p->vcpu_allowed[v]);
+     * vCPU or emulator may run on (the rest are parked).  Their union
+     * changes only with a pin. */
+    if (s->n_pin_vcpus || s->n_pin_vms) {
+        cpuset_zero(&s->in_use);
+        for (size_t v = 0; v < h->n_vcpus; v++) {
+            cpuset_or(&s->in_use, &s->in_use, &p->vcpu_allowed[v]);
+        }
+        for (size_t i = 0; i < s->n_vms; i++) {
+            cpuset_or(&s->in_use, &s->in_use, &p->vm_emulator[i]);
+        }
     }
-    for (size_t i = 0; i < s->n_vms; i++) {
-        cpuset_or(&p->active, &p->active, &p->vm_emulator[i]);
-    }
-    cpuset_andnot(&p->active, &p->active, &p->offline);
+    cpuset_andnot(&p->active, &s->in_use, &p->offline);
     for (unsigned d = 0; d < m->n_domains; d++) {
         uint32_t f = s->req_khz[d];
 
@@ -209,7 +229,15 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
         }
         p->dom_freq_khz[d] = f;
     }
-    exec_apply(h, p);
+    exec_apply_changes(h, p, s->pin_vcpus, s->n_pin_vcpus, s->pin_vms,
+                       s->n_pin_vms);
+    for (size_t k = 0; k < s->n_pin_vcpus; k++) {
+        s->vcpu_listed[s->pin_vcpus[k]] = false;
+    }
+    for (size_t k = 0; k < s->n_pin_vms; k++) {
+        s->vm_listed[s->pin_vms[k]] = false;
+    }
+    s->n_pin_vcpus = s->n_pin_vms = 0;
     return fed;
 }
 
@@ -277,7 +305,13 @@ hv_pin_vcpu(struct drv_hv *hv, const char *uuid, unsigned vcpu,
         r = -EINVAL;
     }
     if (r == 0) {
-        s->pending->vcpu_allowed[s->first[i] + vcpu] = *set;
+        uint32_t v = s->first[i] + vcpu;
+
+        s->pending->vcpu_allowed[v] = *set;
+        if (!s->vcpu_listed[v]) {
+            s->vcpu_listed[v] = true;
+            s->pin_vcpus[s->n_pin_vcpus++] = v;
+        }
     }
     return r;
 }
@@ -291,6 +325,10 @@ hv_pin_emulator(struct drv_hv *hv, const char *uuid, const struct cpuset *set)
 
     if (r == 0) {
         s->pending->vm_emulator[i] = *set;
+        if (!s->vm_listed[i]) {
+            s->vm_listed[i] = true;
+            s->pin_vms[s->n_pin_vms++] = (uint32_t) i;
+        }
     }
     return r;
 }
