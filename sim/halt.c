@@ -71,6 +71,7 @@ halt_enable(struct exec_host *h, uint32_t halt_poll_ns)
     z->core_want = sim_xcalloc(h->n_cores, sizeof *z->core_want);
     z->core_ok = sim_xcalloc(h->n_cores, sizeof *z->core_ok);
     z->period_s = sim_xcalloc(h->n_vcpus, sizeof *z->period_s);
+    halt_expect(1.0, WAKE_IDLE_HZ, z->window_s, &z->idle);
     h->halt = z;
 }
 
@@ -112,10 +113,14 @@ halt_step(struct exec_host *h)
         if (c < 0 || rate <= 0) {
             continue;
         }
-        busy = h->served[v] / rate;
-        run = h->want[v] / rate;
-        halt_expect(1.0 - (run < 1.0 ? run : 1.0),
-                    WAKE_IDLE_HZ + WAKE_BUSY_HZ * busy, z->window_s, &e);
+        if (h->want[v] == 0) {
+            e = z->idle;         /* Nothing served either. */
+        } else {
+            busy = h->served[v] / rate;
+            run = h->want[v] / rate;
+            halt_expect(1.0 - (run < 1.0 ? run : 1.0),
+                        WAKE_IDLE_HZ + WAKE_BUSY_HZ * busy, z->window_s, &e);
+        }
         if (!(e.poll_s > 0)) {
             continue;
         }

@@ -47,6 +47,13 @@
 
 #include "sim/exec.h"
 
+/* Expected polling of one vCPU in one step (formulas above). */
+struct halt_expect {
+    double poll_s;                /* Spun in all. */
+    double ok_s, fail_s;          /* Of which until a wake-up / in vain. */
+    double halts, halts_ok;       /* Halts, and those a poll caught. */
+};
+
 struct exec_halt {
     double window_s;              /* halt_poll_ns in seconds (> 0). */
     size_t n_vcpus;
@@ -57,17 +64,15 @@ struct exec_halt {
     double *core_want, *core_ok;  /* [n_cores] scratch. */
     double *period_s;             /* [n_vcpus] polled since the last
                                    * decision (host CPU seconds). */
+    struct halt_expect idle;      /* halt_expect() of a vCPU with no
+                                   * work in the step (halted 1 s, woken
+                                   * WAKE_IDLE_HZ times): the same for
+                                   * every step, so worked out once. */
     /* Totals over the run (host CPU seconds; expected counts). */
     double poll_s, poll_ok_s, poll_fail_s;
     double halts, halts_ok;
 };
 
-/* Expected polling of one vCPU in one step (formulas above). */
-struct halt_expect {
-    double poll_s;                /* Spun in all. */
-    double ok_s, fail_s;          /* Of which until a wake-up / in vain. */
-    double halts, halts_ok;       /* Halts, and those a poll caught. */
-};
 void halt_expect(double halted_s, double wakes, double window_s,
                  struct halt_expect *out);
 
