@@ -104,6 +104,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
     for (unsigned c = 0; c < m->n_cpus; c++) {
         cpuset_set(&h->plan->active, c);
     }
+    h->n_awake = m->n_cpus;
     return h;
 }
 
@@ -427,6 +428,19 @@ period_reset(struct exec_host *h)
     h->applied++;
 }
 
+/* The host's CPUs that are active and online in the applied plan. */
+static unsigned
+count_awake(const struct exec_host *h)
+{
+    const struct pol_plan *p = h->plan;
+    unsigned n = 0;
+
+    for (unsigned c = 0; c < h->m->n_cpus; c++) {
+        n += cpuset_has(&p->active, c) && !cpuset_has(&p->offline, c);
+    }
+    return n;
+}
+
 /* Copies what 'plan' says besides the allowed and emulator sets into
  * the applied plan, keeping its domain frequencies (set_freqs() sets
  * them).  The per-vCPU and per-VM arrays are cut to the applied plan's
@@ -462,6 +476,7 @@ apply_rest(struct exec_host *h, const struct pol_plan *plan,
 
     sets_changed |= !cpuset_equal(&p->offline, &plan->offline);
     copy_plan_rest(p, plan);
+    h->n_awake = count_awake(h);
     freq_changed = set_freqs(h, plan->dom_freq_khz);
     memcpy(h->pol_idle_limit, p->idle_limit,
            POL_MAX_CPUS * sizeof *h->pol_idle_limit);
@@ -935,35 +950,44 @@ exec_step(struct exec_host *h, const float *demand)
 {
     const struct pol_model *m = h->m;
     struct pol_plan *p = h->plan;
-    unsigned active = 0;
+    unsigned active = h->n_awake;
+    double demand_work = h->demand_work, late = h->late_work;
+    double wait = h->wait_work_s;
     uint32_t mw;
 
     serve_all(h, demand);
+    /* The sums stay in locals (the arrays written below could alias
+     * them), added in vCPU order as always. */
     for (size_t v = 0; v < h->n_vcpus; v++) {
-        h->demand_work += demand[v] * (double) POL_CAPACITY_SCALE;
+        demand_work += demand[v] * (double) POL_CAPACITY_SCALE;
     }
+    h->demand_work = demand_work;
     for (size_t v = 0; v < h->n_vcpus; v++) {
-        double rate = h->vcpu_rate[v];
-        double busy = rate > 0 ? h->served[v] / rate : 0;
-        double runnable = rate > 0 ? h->want[v] / rate : 1.0;
-        double ready, before = h->backlog[v];
+        double rate = h->vcpu_rate[v], want = h->want[v];
+        double served = h->served[v];
+        double busy = rate > 0 ? served / rate : 0;
+        double runnable = rate > 0 ? want / rate : 1.0;
+        double ready, before = h->backlog[v], backlog;
 
         if (runnable > 1.0) {
             runnable = 1.0;
         }
         ready = runnable - busy > 0 ? runnable - busy : 0;
-        h->backlog[v] = h->want[v] - h->served[v];
-        if (h->backlog[v] < 1e-9) {
-            h->backlog[v] = 0;
+        backlog = want - served;
+        if (backlog < 1e-9) {
+            backlog = 0;
         }
-        if (h->backlog[v] > before) {
-            h->late_work += h->backlog[v] - before;
+        if (backlog > before) {
+            late += backlog - before;
         }
-        h->wait_work_s += h->backlog[v];
+        wait += backlog;
+        h->backlog[v] = backlog;
         h->busy_s[v] += busy;
         h->ready_s[v] += ready;
         h->ready_ivl_s[v] += ready;
     }
+    h->late_work = late;
+    h->wait_work_s = wait;
     memcpy(h->core_guest, h->core_work, h->n_cores * sizeof *h->core_guest);
     halt_step(h);                 /* Halt polling fills idle time. */
     poll_weights(h);
@@ -988,9 +1012,6 @@ exec_step(struct exec_host *h, const float *demand)
             }
         }
         p->idle_limit[c] = (int8_t) st;
-        if (cpuset_has(&p->active, c) && !cpuset_has(&p->offline, c)) {
-            active++;
-        }
     }
     mw = pol_energy_power_mw(h->energy_m ? h->energy_m : m, p, h->busy_ppm);
     h->energy_j += mw / 1000.0;

@@ -69,6 +69,7 @@ struct exec_host {
     size_t n_vms, n_vcpus;
     struct pol_plan *plan;        /* Applied plan, effective freqs. */
     int8_t *pol_idle_limit;       /* [n_cpus] the plan's own limits. */
+    unsigned n_awake;             /* CPUs active and online in 'plan'. */
 
     /* Per vCPU (host-local index). */
     double *backlog;              /* Capacity-unit-seconds waiting. */

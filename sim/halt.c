@@ -96,10 +96,14 @@ halt_step(struct exec_host *h)
     struct exec_halt *z = h->halt;
     const struct pol_model *m = h->m;
     double smt_extra = m->smt_capacity_pct / 100.0 - 1.0;
+    double halts, halts_ok, poll_s, poll_ok_s, poll_fail_s;
 
     if (!z) {
         return;
     }
+    /* The totals are summed in locals (the arrays written in the loops
+     * could alias them), in vCPU order. */
+    halts = z->halts;
     memset(z->core_want, 0, z->n_cores * sizeof *z->core_want);
     memset(z->core_ok, 0, z->n_cores * sizeof *z->core_ok);
     /* What each vCPU would poll if its core had the idle time. */
@@ -130,8 +134,9 @@ halt_step(struct exec_host *h)
         z->ok_n[v] = e.halts_ok;
         z->core_want[k] += e.poll_s;
         z->core_ok[k] += e.halts_ok;
-        z->halts += e.halts;
+        halts += e.halts;
     }
+    z->halts = halts;
     /* Per core: polling fills idle thread time only (it yields to
      * runnable tasks), first thread then sibling, in the execution
      * model's own busy mapping; core_want becomes the granted fraction. */
@@ -160,6 +165,10 @@ halt_step(struct exec_host *h)
             h->core_wake[k] = 0;
         }
     }
+    halts_ok = z->halts_ok;
+    poll_s = z->poll_s;
+    poll_ok_s = z->poll_ok_s;
+    poll_fail_s = z->poll_fail_s;
     for (size_t v = 0; v < h->n_vcpus; v++) {
         double f, p;
 
@@ -169,9 +178,13 @@ halt_step(struct exec_host *h)
         f = z->core_want[m->cpu_core[h->vcpu_home[v]]];
         p = z->want_s[v] * f;
         z->period_s[v] += p;
-        z->poll_s += p;
-        z->poll_fail_s += z->fail_s[v] * f;
-        z->poll_ok_s += (z->want_s[v] - z->fail_s[v]) * f;
-        z->halts_ok += z->ok_n[v] * f;
+        poll_s += p;
+        poll_fail_s += z->fail_s[v] * f;
+        poll_ok_s += (z->want_s[v] - z->fail_s[v]) * f;
+        halts_ok += z->ok_n[v] * f;
     }
+    z->halts_ok = halts_ok;
+    z->poll_s = poll_s;
+    z->poll_ok_s = poll_ok_s;
+    z->poll_fail_s = poll_fail_s;
 }
