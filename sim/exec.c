@@ -25,7 +25,9 @@ struct exec_group {
     struct cpuset set;
     unsigned n_online;            /* Online CPUs in the set. */
     size_t n_cores;
-    uint32_t *cores;              /* Core ids touched by the set. */
+    uint32_t *cores;              /* Core ids touched by the set, in
+                                   * order of their first CPU. */
+    int32_t *core_cpu;            /* That first CPU of the set on each. */
     double *lim;                  /* Capacity the set may use on each. */
     unsigned *nthr;               /* Threads of each core in the set. */
     int32_t first_cpu;
@@ -74,6 +76,7 @@ exec_host_create(const struct pol_model *m, size_t n_vms, size_t n_vcpus)
         }
     }
     h->core_cap = sim_xcalloc(h->n_cores, sizeof *h->core_cap);
+    h->cpu_cap = sim_xcalloc(POL_MAX_CPUS, sizeof *h->cpu_cap);
     h->core_threads = sim_xcalloc(h->n_cores, sizeof *h->core_threads);
     h->core_full = sim_xcalloc(h->n_cores, sizeof *h->core_full);
     h->core_rem = sim_xcalloc(h->n_cores, sizeof *h->core_rem);
@@ -115,6 +118,7 @@ free_groups(struct exec_host *h)
         free(h->groups[g].cores);
         free(h->groups[g].lim);
         free(h->groups[g].nthr);
+        free(h->groups[g].core_cpu);
     }
     h->n_groups = 0;
 }
@@ -145,6 +149,7 @@ exec_host_destroy(struct exec_host *h)
     free(h->group_hash);
     free(h->group_slot);
     free(h->core_cap);
+    free(h->cpu_cap);
     free(h->core_threads);
     free(h->core_full);
     free(h->core_rem);
@@ -199,12 +204,20 @@ refresh_caps(struct exec_host *h)
 {
     const struct pol_model *m = h->m;
     struct pol_plan *p = h->plan;
+    uint32_t dom_cap[POL_MAX_DOMAINS];
+    bool known[POL_MAX_DOMAINS] = { false };
 
+    /* The CPUs of a domain share its capacity: asked once a domain. */
     for (unsigned c = 0; c < m->n_cpus; c++) {
-        unsigned core = m->cpu_core[c];
-        double cap = pol_model_capacity_at(m, c,
-                         p->dom_freq_khz[m->cpu_domain[c]]);
+        unsigned core = m->cpu_core[c], d = m->cpu_domain[c];
+        double cap;
 
+        if (d < m->n_domains && !known[d]) {
+            dom_cap[d] = pol_model_capacity_at(m, c, p->dom_freq_khz[d]);
+            known[d] = true;
+        }
+        h->cpu_cap[c] = d < m->n_domains ? dom_cap[d] : 0;
+        cap = h->cpu_cap[c];
         h->core_cap[core] = cap;
         h->core_full[core] = h->core_threads[core] >= 2
                              ? cap * m->smt_capacity_pct / 100.0 : cap;
@@ -217,10 +230,11 @@ refresh_caps(struct exec_host *h)
             uint32_t k = gr->cores[i];
             gr->lim[i] = gr->nthr[i] >= 2 ? h->core_full[k] : h->core_cap[k];
         }
-        CPUSET_FOREACH (c, &gr->set) {
-            if (h->core_cap[m->cpu_core[c]] >
-                h->core_cap[m->cpu_core[best]]) {
-                best = c;
+        /* The first CPU of the fastest core (the threads of a core
+         * have its capacity). */
+        for (size_t i = 0; i < gr->n_cores; i++) {
+            if (h->core_cap[gr->cores[i]] > h->core_cap[m->cpu_core[best]]) {
+                best = gr->core_cpu[i];
             }
         }
         for (size_t i = 0; i < gr->n_members; i++) {
@@ -322,11 +336,13 @@ build_groups(struct exec_host *h)
         gr->cores = sim_xcalloc(n, sizeof *gr->cores);
         gr->lim = sim_xcalloc(n, sizeof *gr->lim);
         gr->nthr = sim_xcalloc(n, sizeof *gr->nthr);
+        gr->core_cpu = sim_xcalloc(n, sizeof *gr->core_cpu);
         CPUSET_FOREACH (c, &gr->set) {
             unsigned k = m->cpu_core[c];
             if (in_set[k]) {
                 gr->cores[gr->n_cores] = k;
                 gr->nthr[gr->n_cores] = in_set[k];
+                gr->core_cpu[gr->n_cores] = c;
                 gr->n_cores++;
                 in_set[k] = 0;
             }

@@ -98,6 +98,9 @@ struct exec_host {
     /* Per physical core (index = model core id) and per CPU. */
     unsigned n_cores;
     double *core_cap;             /* One thread's capacity. */
+    uint32_t *cpu_cap;            /* [POL_MAX_CPUS] each CPU's capacity
+                                   * at its domain's frequency in 'plan'
+                                   * (pol_model_capacity_at()). */
     unsigned *core_threads;       /* Online threads of each core. */
     double *core_full;            /* Whole core's capacity. */
     double *core_rem, *core_work; /* Scratch. */

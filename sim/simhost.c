@@ -183,14 +183,9 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
     struct exec_host *h = s->h;
     const struct pol_model *m = s->m;
     struct pol_plan *p = s->pending;
-    uint32_t cpu_cap[POL_MAX_CPUS];
+    const uint32_t *cpu_cap = h->cpu_cap;   /* At the frequency it ran. */
     double fed = 0;
 
-    /* Each CPU's capacity at the frequency it ran. */
-    for (unsigned c = 0; c < m->n_cpus && c < POL_MAX_CPUS; c++) {
-        cpu_cap[c] = pol_model_capacity_at(m, c,
-                         h->plan->dom_freq_khz[m->cpu_domain[c]]);
-    }
     for (size_t v = 0; v < h->n_vcpus && h->period_s > 0; v++) {
         double poll = halt_period_poll_s(h, v);
         double busy = h->busy_s[v] + (s->halt_stats ? 0 : poll);
