@@ -84,12 +84,6 @@ halt_period_reset(struct exec_host *h)
     }
 }
 
-double
-halt_period_poll_s(const struct exec_host *h, size_t v)
-{
-    return h->halt && v < h->halt->n_vcpus ? h->halt->period_s[v] : 0;
-}
-
 void
 halt_step(struct exec_host *h)
 {

@@ -87,7 +87,12 @@ void halt_period_reset(struct exec_host *h);  /* At each exec_apply(). */
 void halt_destroy(struct exec_halt *);   /* NULL is fine. */
 
 /* Host CPU seconds vCPU 'v' polled since the last decision (0 without
- * a model). */
-double halt_period_poll_s(const struct exec_host *h, size_t v);
+ * a model).  Inline: the simulated drivers ask for every vCPU at every
+ * cycle. */
+static inline double
+halt_period_poll_s(const struct exec_host *h, size_t v)
+{
+    return h->halt && v < h->halt->n_vcpus ? h->halt->period_s[v] : 0;
+}
 
 #endif /* sim/halt.h */

@@ -21,6 +21,8 @@ struct simhost {
     const struct pol_model *m;
     size_t n_vms;
     uint32_t *first, *nvc;        /* Per VM: first local vCPU, count. */
+    char (*uuids)[DRV_UUID_LEN];  /* Per VM: its name, vm_uuid(). */
+    size_t last_vm;               /* The VM vm_index() found last. */
     const char *const *names;
     const struct pol_vm_policy *policy;
     bool halt_stats;
@@ -50,7 +52,7 @@ vm_uuid(size_t i, char *buf)
 }
 
 static int
-vm_index(const struct simhost *s, const char *uuid, size_t *i)
+vm_parse(const struct simhost *s, const char *uuid, size_t *i)
 {
     uint64_t x = 0;
     size_t n = 0;
@@ -73,6 +75,27 @@ vm_index(const struct simhost *s, const char *uuid, size_t *i)
     return 0;
 }
 
+/* The host-local index of the VM named 'uuid'.  The cycle asks for its
+ * VMs in trace order, so the VM after the last one found is tried first
+ * by its name (a name is vm_uuid(i) exactly when vm_parse() reads i),
+ * which is cheaper than parsing. */
+static int
+vm_index(struct simhost *s, const char *uuid, size_t *i)
+{
+    size_t g = s->last_vm + 1 < s->n_vms ? s->last_vm + 1 : 0;
+    int r;
+
+    if (g < s->n_vms && !strcmp(uuid, s->uuids[g])) {
+        *i = s->last_vm = g;
+        return 0;
+    }
+    r = vm_parse(s, uuid, i);
+    if (r == 0) {
+        s->last_vm = *i;
+    }
+    return r;
+}
+
 struct simhost *
 simhost_create(struct exec_host *h, size_t n_vms, const uint32_t *n_vcpus,
                const char *const *names, const struct pol_vm_policy *policy,
@@ -89,10 +112,12 @@ simhost_create(struct exec_host *h, size_t n_vms, const uint32_t *n_vcpus,
     s->halt_stats = halt_stats;
     s->first = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->first);
     s->nvc = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->nvc);
+    s->uuids = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->uuids);
     s->pending = pol_plan_create(n_vms, h->n_vcpus);
     for (size_t i = 0; i < n_vms; i++) {
         s->first[i] = (uint32_t) nv;
         s->nvc[i] = n_vcpus[i];
+        vm_uuid(i, s->uuids[i]);
         for (uint32_t k = 0; k < n_vcpus[i]; k++) {
             s->pending->vcpu_vm[nv++] = (uint32_t) i;
         }
@@ -130,6 +155,7 @@ simhost_destroy(struct simhost *s)
     pol_plan_destroy(s->pending);
     free(s->first);
     free(s->nvc);
+    free(s->uuids);
     free(s->time_ns);
     free(s->delay_ns);
     free(s->poll_ns);
@@ -153,13 +179,15 @@ simhost_host(struct simhost *s)
 }
 
 /* llround(x) for 0 <= x < 2^53 without the library call: truncation
- * is the floor there, and x - floor(x) is exact. */
+ * is the floor there, and x - floor(x) is exact.  Signed conversions:
+ * exact in that range, and one instruction each where unsigned ones
+ * are not. */
 static uint64_t
 round_half_up(double x)
 {
-    uint64_t i = (uint64_t) x;
+    int64_t i = (int64_t) x;
 
-    return x - (double) i >= 0.5 ? i + 1 : i;
+    return (uint64_t) (x - (double) i >= 0.5 ? i + 1 : i);
 }
 
 /* 'x' rounded as (uint64_t) llround(x). */
