@@ -8,7 +8,8 @@
  * 1229).  "percore" gives each core its own clock, "shared" one clock
  * for both.  Halt polling is off, so a thread's utilisation is its
  * guest work alone.  A third model, one big and one LITTLE CPU, tests
- * the energy-aware placement of schedutil's rows. */
+ * the energy-aware placement of schedutil's rows.  exec_apply_changes()
+ * must end where exec_apply() does. */
 
 #include <config.h>
 
@@ -319,6 +320,68 @@ test_moves(void)
     pol_plan_destroy(p);
 }
 
+/* exec_apply_changes() told which sets may have changed ends where
+ * exec_apply() of the same plan does: the same pin changes, migrations
+ * and charges, homes, groups' service and sets, through a plan that
+ * moves one vCPU, pins one back to the set it had (listed, unchanged),
+ * changes an emulator set and a frequency. */
+static void
+test_apply_changes(void)
+{
+    unsigned cpus[3] = { 0, 2, 3 };
+    struct pol_plan *p0, *p1;
+    struct exec_host *h0 = pinned_host(&percore, 3, cpus, &p0);
+    struct exec_host *h1 = pinned_host(&percore, 3, cpus, &p1);
+    const uint32_t vcpus[3] = { 0, 2, 0 }, vms[1] = { 1 };
+    float dem[3] = { 0.5f, 0.25f, 1.0f };
+
+    h0->mig_cost_s = h1->mig_cost_s = 0.001;
+    h0->pin_cost_s = h1->pin_cost_s = 0.0001;
+    exec_step(h0, dem);
+    exec_step(h1, dem);
+    cpuset_zero(&p0->vcpu_allowed[0]);
+    cpuset_set(&p0->vcpu_allowed[0], 1);
+    cpuset_set(&p0->vcpu_allowed[0], 2);
+    cpuset_zero(&p0->vm_emulator[1]);
+    cpuset_set(&p0->vm_emulator[1], 3);
+    p0->dom_freq_khz[1] = 1000000;
+    exec_apply(h0, p0);
+    exec_apply_changes(h1, p0, vcpus, 3, vms, 1);
+    CHECK(h0->pin_changes == 1 && h1->pin_changes == 1);
+    CHECK(h0->freq_changes == 1 && h1->freq_changes == 1);
+    CHECK(h0->migrations == h1->migrations);
+    CHECK(h0->overhead_work == h1->overhead_work);
+    CHECK(h0->n_awake == h1->n_awake);
+    for (size_t v = 0; v < 3; v++) {
+        CHECK(cpuset_equal(&h0->plan->vcpu_allowed[v],
+                           &h1->plan->vcpu_allowed[v]));
+        CHECK(cpuset_equal(&h0->plan->vm_emulator[v],
+                           &h1->plan->vm_emulator[v]));
+        CHECK(h0->vcpu_home[v] == h1->vcpu_home[v]);
+        CHECK(h0->vcpu_cpu[v] == h1->vcpu_cpu[v]);
+        CHECK(h0->vcpu_rate[v] == h1->vcpu_rate[v]);
+        CHECK(h0->backlog[v] == h1->backlog[v]);
+    }
+    for (unsigned c = 0; c < percore.n_cpus; c++) {
+        CHECK(h0->cpu_cap[c] == h1->cpu_cap[c]);
+    }
+    exec_step(h0, dem);
+    exec_step(h1, dem);
+    CHECK(h0->energy_j == h1->energy_j);
+    for (size_t v = 0; v < 3; v++) {
+        CHECK(h0->served[v] == h1->served[v]);
+    }
+    /* Nothing listed: nothing compared, the plan's other fields kept. */
+    p0->idle_limit[2] = 0;
+    exec_apply(h0, p0);
+    exec_apply_changes(h1, p0, NULL, 0, NULL, 0);
+    CHECK(h1->pin_changes == 1 && h1->pol_idle_limit[2] == 0);
+    exec_host_destroy(h0);
+    exec_host_destroy(h1);
+    pol_plan_destroy(p0);
+    pol_plan_destroy(p1);
+}
+
 /* EAS between a big and a LITTLE core: a floating vCPU starts on the
  * big CPU 0 (least loaded, lowest id).  With 100 units of work the
  * estimate is 168/417 * 100 = 40.3 on the big core's lowest point and
@@ -373,6 +436,7 @@ main(void)
     test_siblings();
     test_shared_domain();
     test_moves();
+    test_apply_changes();
     test_eas();
     return fail_count ? 1 : 0;
 }
