@@ -91,13 +91,17 @@ pol_load_update(struct pol_load *l, const struct pol_model *m,
         l->var_cap2 = 0;
         l->slow_cap = x;
     } else {
-        double a = 1 - exp(-(double) interval_ns / 60e9);
-
+        double a;
         double dev = (double) x - (double) l->avg_cap;
         double sec = (double) interval_ns / 1e9;
         double v = dev * dev * sec;
         uint32_t div = l->n_samples < 8 ? l->n_samples + 1 : 8;
 
+        if (l->slow_interval_ns != interval_ns) {
+            l->slow_interval_ns = interval_ns;
+            l->slow_weight = 1 - exp(-(double) interval_ns / 60e9);
+        }
+        a = l->slow_weight;
         v = l->var_cap2 + (v - l->var_cap2) / div;
         l->var_cap2 = (uint32_t) (v < 0 ? 0 : v > 4e9 ? 4e9 : v);
         l->slow_cap = (uint32_t) lround(l->slow_cap

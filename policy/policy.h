@@ -91,6 +91,11 @@ struct pol_load {
     uint32_t slow_cap;       /* Busy averaged with a 60 s time constant
                               * whatever the interval: what one vCPU
                               * needs of its thread over minutes. */
+    /* slow_cap's weight for an interval of 'slow_interval_ns' (0: none
+     * yet): the interval rarely changes, and exp() is the costliest
+     * step of an update. */
+    uint64_t slow_interval_ns;
+    double slow_weight;
 };
 
 /* Folds one interval's observation into 'l'.  'busy_ns' and 'ready_ns'
