@@ -32,7 +32,10 @@ pol_opp_power_mw(const struct pol_domain *d, uint32_t freq_khz)
         return o[0].busy_mw;
     }
     for (unsigned i = 1; i < n; i++) {
-        if (freq_khz <= o[i].freq_khz) {
+        if (freq_khz == o[i].freq_khz) {
+            return o[i].busy_mw;       /* What the line below gives. */
+        }
+        if (freq_khz < o[i].freq_khz) {
             double t = (double) (freq_khz - o[i - 1].freq_khz)
                        / (double) (o[i].freq_khz - o[i - 1].freq_khz);
 

@@ -31,9 +31,6 @@ double pol_opp_power_mw(const struct pol_domain *d, uint32_t freq_khz);
  * when the model gives one, else cluster_active_mw). */
 double pol_opp_cluster_mw(const struct pol_domain *d, uint32_t freq_khz);
 
-/* Capacity of one CPU of domain 'd' at 'freq_khz' (0 = nominal). */
-uint32_t pol_dom_capacity_at(const struct pol_domain *d, uint32_t freq_khz);
-
 /* Index of the idle state an awake core of 'd' uses for its idle time at
  * busy fraction 'busy' (0..1) with limit 'limit' (-1 = none): the deepest
  * allowed state whose target residency fits the typical idle gap. */

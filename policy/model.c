@@ -657,45 +657,6 @@ pol_model_parse(struct pol_model *m, const char *text,
     return finish_model(&p);
 }
 
-uint32_t
-pol_dom_capacity_at(const struct pol_domain *d, uint32_t freq_khz)
-{
-    const struct pol_opp *o = d->opps;
-    unsigned n = d->n_opps;
-
-    if (!n) {
-        return 0;
-    }
-    if (!freq_khz) {
-        return o[d->nominal_opp < n ? d->nominal_opp : n - 1].capacity;
-    }
-    if (freq_khz <= o[0].freq_khz) {
-        /* Below the lowest point capacity scales with the clock. */
-        return (uint32_t) ((uint64_t) o[0].capacity * freq_khz
-                           / o[0].freq_khz);
-    }
-    for (unsigned i = 1; i < n; i++) {
-        if (freq_khz <= o[i].freq_khz) {
-            uint64_t span = o[i].freq_khz - o[i - 1].freq_khz;
-            uint64_t dc = o[i].capacity - o[i - 1].capacity;
-
-            return o[i - 1].capacity
-                   + (uint32_t) (dc * (freq_khz - o[i - 1].freq_khz) / span);
-        }
-    }
-    return o[n - 1].capacity;
-}
-
-uint32_t
-pol_model_capacity_at(const struct pol_model *m, unsigned cpu,
-                      uint32_t freq_khz)
-{
-    if (cpu >= m->n_cpus || m->cpu_domain[cpu] >= m->n_domains) {
-        return 0;
-    }
-    return pol_dom_capacity_at(&m->domains[m->cpu_domain[cpu]], freq_khz);
-}
-
 unsigned
 pol_model_idle_for_latency(const struct pol_model *m, unsigned cpu,
                            uint32_t latency_us)

@@ -96,10 +96,53 @@ struct pol_model {
 int pol_model_parse(struct pol_model *m, const char *text,
                     char *err, size_t errlen);
 
-/* Capacity of 'cpu' when its domain runs at 'freq_khz' (linear between
- * operating points; the nominal point's capacity when freq_khz is 0). */
-uint32_t pol_model_capacity_at(const struct pol_model *m, unsigned cpu,
-                               uint32_t freq_khz);
+/* Capacity of one CPU of domain 'd' at 'freq_khz': linear between
+ * operating points, proportional to the clock below the lowest, the
+ * highest point's above it, the nominal point's when freq_khz is 0.
+ * Inline: the cycle converts every vCPU's run time with it, and the
+ * policy and the simulator look capacities up in their inner loops. */
+static inline uint32_t
+pol_dom_capacity_at(const struct pol_domain *d, uint32_t freq_khz)
+{
+    const struct pol_opp *o = d->opps;
+    unsigned n = d->n_opps;
+
+    if (!n) {
+        return 0;
+    }
+    if (!freq_khz) {
+        return o[d->nominal_opp < n ? d->nominal_opp : n - 1].capacity;
+    }
+    if (freq_khz <= o[0].freq_khz) {
+        return (uint32_t) ((uint64_t) o[0].capacity * freq_khz
+                           / o[0].freq_khz);
+    }
+    for (unsigned i = 1; i < n; i++) {
+        if (freq_khz == o[i].freq_khz) {
+            return o[i].capacity;      /* What the line below gives. */
+        }
+        if (freq_khz < o[i].freq_khz) {
+            uint64_t span = o[i].freq_khz - o[i - 1].freq_khz;
+            uint64_t dc = o[i].capacity - o[i - 1].capacity;
+
+            return o[i - 1].capacity
+                   + (uint32_t) (dc * (freq_khz - o[i - 1].freq_khz) / span);
+        }
+    }
+    return o[n - 1].capacity;
+}
+
+/* Capacity of 'cpu' when its domain runs at 'freq_khz'
+ * (pol_dom_capacity_at()); 0 for a CPU outside the model. */
+static inline uint32_t
+pol_model_capacity_at(const struct pol_model *m, unsigned cpu,
+                      uint32_t freq_khz)
+{
+    if (cpu >= m->n_cpus || m->cpu_domain[cpu] >= m->n_domains) {
+        return 0;
+    }
+    return pol_dom_capacity_at(&m->domains[m->cpu_domain[cpu]], freq_khz);
+}
 
 /* Busy power (mW) of one physical core of 'cpu''s domain at 'freq_khz'
  * (linear between operating points, clamped to the first and last; the
