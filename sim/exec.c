@@ -444,23 +444,16 @@ period_reset(struct exec_host *h)
     h->applied++;
 }
 
-/* The host's CPUs that are active and online in the applied plan,
- * counted a set word at a time. */
+/* The CPUs that are active and online in the applied plan.  Plans hold
+ * only the host's CPUs (pol_decide() and the baselines build them from
+ * the model), so no mask to n_cpus is needed. */
 static unsigned
 count_awake(const struct exec_host *h)
 {
-    const struct pol_plan *p = h->plan;
-    unsigned n_cpus = h->m->n_cpus, n = 0;
+    struct cpuset awake;
 
-    for (unsigned i = 0; i * 64 < n_cpus && i < CPUSET_WORDS; i++) {
-        uint64_t w = p->active.w[i] & ~p->offline.w[i];
-
-        if (n_cpus - i * 64 < 64) {
-            w &= (UINT64_C(1) << (n_cpus - i * 64)) - 1;
-        }
-        n += (unsigned) __builtin_popcountll(w);
-    }
-    return n;
+    cpuset_andnot(&awake, &h->plan->active, &h->plan->offline);
+    return cpuset_count(&awake);
 }
 
 /* Copies what 'plan' says besides the allowed and emulator sets into
@@ -514,6 +507,16 @@ apply_rest(struct exec_host *h, const struct pol_plan *plan,
     period_reset(h);
 }
 
+/* Keeps every vCPU's allowed set and home before the first of a
+ * commit's changes, for exec_charge_moves(). */
+static void
+save_old(struct exec_host *h)
+{
+    memcpy(h->old_sets, h->plan->vcpu_allowed,
+           h->n_vcpus * sizeof *h->old_sets);
+    memcpy(h->old_home, h->vcpu_home, h->n_vcpus * sizeof *h->old_home);
+}
+
 void
 exec_apply(struct exec_host *h, const struct pol_plan *plan)
 {
@@ -529,9 +532,7 @@ exec_apply(struct exec_host *h, const struct pol_plan *plan)
         }
     }
     if (sets_changed && !first) {
-        memcpy(h->old_sets, p->vcpu_allowed,
-               h->n_vcpus * sizeof *h->old_sets);
-        memcpy(h->old_home, h->vcpu_home, h->n_vcpus * sizeof *h->old_home);
+        save_old(h);
     }
     memcpy(p->vcpu_allowed, plan->vcpu_allowed,
            (plan->n_vcpus < p->max_vcpus ? plan->n_vcpus : p->max_vcpus)
@@ -560,10 +561,7 @@ exec_apply_changes(struct exec_host *h, const struct pol_plan *plan,
         if (v < h->n_vcpus
             && !cpuset_equal(&p->vcpu_allowed[v], &plan->vcpu_allowed[v])) {
             if (!sets_changed) {
-                memcpy(h->old_sets, p->vcpu_allowed,
-                       h->n_vcpus * sizeof *h->old_sets);
-                memcpy(h->old_home, h->vcpu_home,
-                       h->n_vcpus * sizeof *h->old_home);
+                save_old(h);
                 sets_changed = true;
             }
             h->pin_changes++;
