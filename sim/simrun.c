@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,25 +405,62 @@ vm_percentiles(const struct trace_set *ts, const struct host *hosts,
 /* One thread's share of an interval: hosts first, first + stride, ...
  * for all its steps.  Decision timing goes to 'acc' (only decide_s and
  * n_decisions are used), the first error to rc/err. */
+/* The hosts of one interval, taken in turn by the threads: a thread
+ * that finishes a host early takes the next, so an uneven host does not
+ * leave the other core idle until the interval's end. */
+struct host_queue {
+    atomic_uint next;             /* Index of the next host to run. */
+    atomic_bool failed;           /* Some host failed: take no more. */
+};
+
 struct step_job {
     const struct sim_opts *o;
     struct host *hosts;
-    unsigned H, first, stride;
+    struct host_queue *q;
+    unsigned H;
     size_t ivl;
     unsigned steps;
+    float *burst;                 /* Scratch of 'steps' values. */
     struct sim_result acc;
     int rc;
+    unsigned fail_host;           /* With rc: the host that failed. */
     char err[256];
 };
+
+/* Host 'hs''s bursts of interval 'ivl', once for every policy, into
+ * hs->demand ('burst': scratch of 'steps' values). */
+static void
+host_bursts(const struct sim_opts *o, struct host *hs, size_t ivl,
+            unsigned steps, float *burst)
+{
+    const struct trace_set *ts = o->ts;
+
+    for (size_t v = 0; v < hs->n_vcpus; v++) {
+        const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+        uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus + hs->vcpu_idx[v]];
+
+        burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s, steps,
+                   burst);
+        for (unsigned s = 0; s < steps; s++) {
+            hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
+        }
+    }
+}
 
 static void *
 run_steps(void *arg)
 {
     struct step_job *j = arg;
 
-    for (unsigned k = j->first; k < j->H && !j->rc; k += j->stride) {
-        struct host *hs = &j->hosts[k];
+    while (!j->rc && !atomic_load(&j->q->failed)) {
+        unsigned k = atomic_fetch_add(&j->q->next, 1);
+        struct host *hs;
 
+        if (k >= j->H) {
+            break;
+        }
+        hs = &j->hosts[k];
+        host_bursts(j->o, hs, j->ivl, j->steps, j->burst);
         for (unsigned s = 0; s < j->steps && !j->rc; s++) {
             uint64_t t = j->ivl * (uint64_t) j->steps + s;
             const float *dem = &hs->demand[(size_t) s * hs->n_vcpus];
@@ -456,6 +495,10 @@ run_steps(void *arg)
                               &hs->demand[(size_t) s * hs->n_vcpus]);
                 }
             }
+        }
+        if (j->rc) {
+            j->fail_host = k;
+            atomic_store(&j->q->failed, true);
         }
     }
     return NULL;
@@ -569,11 +612,12 @@ host_setup(const struct sim_opts *o, struct host *hs, unsigned k, char *err,
     return 0;
 }
 
-/* Runs interval 'ivl''s steps of every host.  Hosts are independent
- * until its end, so they run on up to n_threads threads (each its own
- * hosts, all steps); every host computes exactly what it would alone,
- * and the sums run in host order: the output does not depend on the
- * thread count.  Returns 0 or the first error (in 'err'). */
+/* Runs interval 'ivl''s bursts and steps of every host.  Hosts are
+ * independent until its end, so they run on up to n_threads threads
+ * (each host whole on one thread); every host computes exactly what it
+ * would alone, and the sums run in host order: the output does not
+ * depend on the thread count.  Returns 0 or the error of the failed
+ * host with the lowest index (in 'err'). */
 static int
 run_interval(const struct sim_opts *o, struct host *hosts, unsigned n_threads,
              struct step_job *jobs, size_t ivl, struct sim_result *res,
@@ -584,13 +628,19 @@ run_interval(const struct sim_opts *o, struct host *hosts, unsigned n_threads,
     int rc = 0;
 
     unsigned nt = n_threads < H ? n_threads : H;
+    unsigned fail_host = H;
     pthread_t tid[SIM_MAX_THREADS];
     bool started[SIM_MAX_THREADS] = { false };
+    struct host_queue q;
 
+    atomic_init(&q.next, 0);
+    atomic_init(&q.failed, false);
     for (unsigned i = 0; i < nt; i++) {
+        float *burst = jobs[i].burst;
+
         jobs[i] = (struct step_job) {
-            .o = o, .hosts = hosts, .H = H, .first = i, .stride = nt,
-            .ivl = ivl, .steps = steps,
+            .o = o, .hosts = hosts, .q = &q, .H = H, .ivl = ivl,
+            .steps = steps, .burst = burst,
         };
         if (i > 0 && pthread_create(&tid[i], NULL, run_steps,
                                     &jobs[i]) == 0) {
@@ -609,7 +659,8 @@ run_interval(const struct sim_opts *o, struct host *hosts, unsigned n_threads,
         res->decide_s += jobs[i].acc.decide_s;
         res->cycle_s += jobs[i].acc.cycle_s;
         res->n_decisions += jobs[i].acc.n_decisions;
-        if (jobs[i].rc && !rc) {
+        if (jobs[i].rc && jobs[i].fail_host < fail_host) {
+            fail_host = jobs[i].fail_host;
             rc = jobs[i].rc;
             snprintf(err, errlen, "%s", jobs[i].err);
         }
@@ -687,35 +738,19 @@ sum_totals(const struct sim_opts *o, const struct host *hosts,
     }
 }
 
-/* Each host's bursts of interval 'ivl', once for every policy
- * ('burst': scratch of interval_s values), and each policy's energy and
- * active-CPU time so far into 'e0' and 'a0'. */
+/* Each policy's energy and active-CPU time so far, summed over the
+ * hosts into 'e0' and 'a0'. */
 static void
-fill_bursts(const struct sim_opts *o, struct host *hosts, size_t ivl,
-            float *burst, double *e0, double *a0)
+sum_so_far(const struct sim_opts *o, const struct host *hosts, double *e0,
+           double *a0)
 {
-    const struct trace_set *ts = o->ts;
     unsigned H = o->hosts ? o->hosts : 1;
-    const unsigned steps = ts->interval_s;
 
     for (unsigned k = 0; k < H; k++) {
-        struct host *hs = &hosts[k];
-
-        for (size_t v = 0; v < hs->n_vcpus; v++) {
-            const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
-            uint32_t d = tv->demand_ppm[ivl * tv->n_vcpus
-                                        + hs->vcpu_idx[v]];
-
-            burst_fill(o->seed, hs->vcpu_key[v], ivl, d, o->on_mean_s,
-                       steps, burst);
-            for (unsigned s = 0; s < steps; s++) {
-                hs->demand[(size_t) s * hs->n_vcpus + v] = burst[s];
-            }
-        }
         for (int p = 0; p < SIM_P_LOWER; p++) {
-            if (hs->inst[p].h) {
-                e0[p] += hs->inst[p].h->energy_j;
-                a0[p] += hs->inst[p].h->active_cpu_s;
+            if (hosts[k].inst[p].h) {
+                e0[p] += hosts[k].inst[p].h->energy_j;
+                a0[p] += hosts[k].inst[p].h->active_cpu_s;
             }
         }
     }
@@ -755,7 +790,6 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     struct host *hosts = sim_xcalloc(H, sizeof *hosts);
     struct lb_model *lb = lb_create(o->true_m ? o->true_m : m);
     float *ready[SIM_N_POL] = { NULL };
-    float *burst = sim_xcalloc(steps, sizeof *burst);
     double *late = NULL;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned n_threads = o->threads ? o->threads
@@ -766,6 +800,9 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
 
     n_threads = n_threads > SIM_MAX_THREADS ? SIM_MAX_THREADS : n_threads;
     jobs = sim_xcalloc(n_threads, sizeof *jobs);
+    for (unsigned i = 0; i < n_threads; i++) {
+        jobs[i].burst = sim_xcalloc(steps, sizeof *jobs[i].burst);
+    }
 
     memset(res, 0, sizeof *res);
     res->n_intervals = ts->n_intervals;
@@ -804,7 +841,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
     for (size_t ivl = 0; ivl < ts->n_intervals && !rc; ivl++) {
         double e0[SIM_N_POL] = { 0 }, a0[SIM_N_POL] = { 0 };
 
-        fill_bursts(o, hosts, ivl, burst, e0, a0);
+        sum_so_far(o, hosts, e0, a0);
         rc = run_interval(o, hosts, n_threads, jobs, ivl, res, err,
                           errlen);
         /* Interval end: unmet work, ready times, series, lower bound. */
@@ -887,12 +924,14 @@ out:
         free(hs->demand);
     }
     free(late);
+    for (unsigned i = 0; i < n_threads; i++) {
+        free(jobs[i].burst);
+    }
     free(jobs);
     for (int p = 0; p < SIM_N_POL; p++) {
         free(ready[p]);
     }
     free(hosts);
-    free(burst);
     lb_destroy(lb);
     return rc;
 }
