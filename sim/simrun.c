@@ -402,9 +402,6 @@ vm_percentiles(const struct trace_set *ts, const struct host *hosts,
     free(first);
 }
 
-/* One thread's share of an interval: hosts first, first + stride, ...
- * for all its steps.  Decision timing goes to 'acc' (only decide_s and
- * n_decisions are used), the first error to rc/err. */
 /* The hosts of one interval, taken in turn by the threads: a thread
  * that finishes a host early takes the next, so an uneven host does not
  * leave the other core idle until the interval's end. */
@@ -413,6 +410,9 @@ struct host_queue {
     atomic_bool failed;           /* Some host failed: take no more. */
 };
 
+/* One thread's share of an interval: the hosts it takes from 'q', each
+ * for all its steps.  Decision timing goes to 'acc' (only decide_s and
+ * n_decisions are used), its error to rc/err. */
 struct step_job {
     const struct sim_opts *o;
     struct host *hosts;
