@@ -62,3 +62,5 @@ TESTS += tests/sim/test-equal-service.sh
 # wrong-model.sh, checked against the simulated host's meter.
 dist_check_SCRIPTS += tests/sim/test-true-model.sh tests/sim/wrong-model.sh
 TESTS += tests/sim/test-true-model.sh
+dist_check_SCRIPTS += tests/sim/test-threads.sh
+TESTS += tests/sim/test-threads.sh
