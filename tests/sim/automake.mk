@@ -41,6 +41,8 @@ TESTS += tests/sim/test-record.sh tests/sim/test-plot.sh \
 	tests/sim/test-sim-input.sh tests/sim/test-migration-cost.sh
 
 EXTRA_DIST += tests/sim/data
+# The set-up the vpower-sim shell tests share (sourced, not run).
+EXTRA_DIST += tests/sim/sim-lib.sh
 
 # SMT isolation and core scheduling in the simulator.
 check_PROGRAMS += tests/sim/test-smt

@@ -10,12 +10,8 @@
 # of the run are in the comparison.  The text output prints the line.
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
+. "$src/tests/sim/sim-lib.sh"
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 
 run() {   # run OUT MIGRATION-COST [--json]
     out=$1 cost=$2

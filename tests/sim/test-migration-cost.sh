@@ -5,11 +5,7 @@
 # refused with exit 2 and a message naming the option.
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/sim/sim-lib.sh"
 
 run() {   # run COSTS -> "energy overhead_pct migrations_per_h"
     "$sim" --model "$src/config/models/xeon-r640-2s.model" \

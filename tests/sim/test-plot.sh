@@ -6,11 +6,7 @@
 # only when gnuplot is not installed (CI installs gnuplot-nox).
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/sim/sim-lib.sh"
 
 "$sim" --model "$src/config/models/xeon-r640-2s.model" \
     --trace "$src/tests/sim/data/bb-ok" --hours 2 --compare \

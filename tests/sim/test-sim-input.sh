@@ -5,12 +5,8 @@
 # with more vCPUs than a vpower decision handles is refused up front.
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
+. "$src/tests/sim/sim-lib.sh"
 model=$src/config/models/xeon-r640-2s.model
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 fails=0
 
 # Writes a valid 288-line PlanetLab trace to $1.

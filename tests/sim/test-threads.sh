@@ -8,11 +8,7 @@
 # the threads finish hosts at different times.
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/sim/sim-lib.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 
 for t in 1 2 3; do

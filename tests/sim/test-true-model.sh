@@ -13,11 +13,7 @@
 #     another machine, are refused with a message.
 set -u
 src=${VPOWER_SRCDIR:-.}
-build=${VPOWER_BUILDDIR:-.}
-sim=$build/sim/vpower-sim
-[ -x "$sim" ] || { echo "no $sim" >&2; exit 99; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/sim/sim-lib.sh"
 true_m=$src/config/models/xeon-r640-2s.model
 wrong=$tmp/idle2x.model
 sh "$src/tests/sim/wrong-model.sh" idle2x "$true_m" > "$wrong" || exit 99
