@@ -185,11 +185,14 @@ sample_host(struct vpd *d, uint64_t interval_ns)
         for (unsigned s = 0; s < vc->idle.n_states; s++) {
             idle_us += vc->idle.time_us[s];
         }
-        /* A residency that never moved (fixture trees) says nothing:
-         * the vCPU-based estimate stands in.  One that moved before and
-         * stands still now is a CPU that never idled: fully busy. */
+        /* Residencies that never moved on any CPU (fixture trees) say
+         * nothing: the vCPU-based estimate stands in.  Once some CPU's
+         * has moved, the counters are live, and one standing still is a
+         * CPU that never idled: fully busy (a host saturated since the
+         * daemon started, whose cores would otherwise read as idle). */
         if (o->idle_valid && interval_us
-            && (idle_us > o->last_idle_us || o->idle_moved)) {
+            && (idle_us > o->last_idle_us || o->idle_moved
+                || cy->idle_live)) {
             uint64_t di = idle_us > o->last_idle_us
                           ? idle_us - o->last_idle_us : 0;
             uint64_t busy = di >= interval_us ? 0 : interval_us - di;
@@ -197,6 +200,7 @@ sample_host(struct vpd *d, uint64_t interval_ns)
             vc->nonidle_us += busy;
             cy->busy_ppm[c] = (uint32_t) (busy * 1000000u / interval_us);
             o->idle_moved = o->idle_moved || di > 0;
+            cy->idle_live = cy->idle_live || di > 0;
         }
         o->last_idle_us = idle_us;
         o->idle_valid = true;

@@ -122,6 +122,9 @@ struct cycle {
     struct cpuset online;           /* Of those, online now. */
     bool hv_up;                     /* The hypervisor answers: sample. */
     struct cycle_orig orig[POL_MAX_CPUS];
+    bool idle_live;                 /* Some CPU's residency has grown: the
+                                     * counters are live, so one standing
+                                     * still is a CPU that never idled. */
     unsigned offline_tries[POL_MAX_CPUS];
     /* Policy input and its back-references, grown as needed. */
     struct pol_vm *pvms;

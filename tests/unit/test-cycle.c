@@ -445,6 +445,44 @@ static const struct drv_hk_ops fake_hk = {
     .close = fk_close,
 };
 
+/* The policy's per-CPU busy from idle residency: counters that never
+ * moved on any CPU (a fixture tree) say nothing (the vCPUs' loads stand
+ * in); once one CPU's has moved they are live, and a CPU whose
+ * residency stands still never idled: fully busy, even if it has not
+ * idled since the daemon started. */
+static void
+test_never_idle(void **state)
+{
+    (void) state;
+    setup_day();
+    hv.vm[0].running = hv.vm[1].running = true;
+    hv.vm[0].busy_pct = hv.vm[1].busy_pct = 50;
+    assert_int_equal(vmreg_resync(&d), 0);
+    for (unsigned i = 0; i < 3; i++) {
+        advance(1);
+        cycle_run(&d, true);
+    }
+    /* Not measured: the vCPUs' loads stand in, and the vCPUs report
+     * CPU 0 as the one they ran on. */
+    for (unsigned c = 1; c < d.n_cpus; c++) {
+        assert_int_equal(d.cyc->in_busy[c], 0);
+    }
+    /* CPU 0 idles 40 % of a second; the others still never do. */
+    for (unsigned i = 0; i < 3; i++) {
+        advance(1);
+        dummy_host_advance_idle(d.host, 0, 2, 400000);
+        cycle_run(&d, true);
+    }
+    assert_int_equal(d.cyc->in_busy[0], 600000);
+    for (unsigned c = 1; c < d.n_cpus; c++) {
+        assert_int_equal(d.cyc->in_busy[c], 1000000);
+    }
+    vmreg_clear(&d);
+    cycle_destroy(&d);
+    pol_state_destroy(d.pol);
+    drv_host_dummy.close(d.host);
+}
+
 /* Host work follows the active set (plus CPU0), the driver is called
  * only when that set changes, the override releases it to every CPU,
  * and host CPU pressure at the threshold spreads the VMs. */
@@ -946,6 +984,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_day),
+        cmocka_unit_test(test_never_idle),
         cmocka_unit_test(test_housekeeping),
 
         cmocka_unit_test(test_hint_apply),
