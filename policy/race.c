@@ -1,11 +1,15 @@
-/* policy/race.c -- Turbo for a lone core when it pays (race to idle).
+/* policy/race.c -- Turbo points, with use_turbo only (docs/policy.md,
+ * "Turbo"):
  *
- * With use_turbo, a core that is the only awake core of its package and
- * alone in its frequency domain runs at the point, from its planned one
- * up to the top turbo point, that serves a unit of work for the least
- * energy, counting the package's (and cluster's) extra power while the
- * core is busy: the sooner it is done, the sooner they sleep
- * (docs/policy.md, "Turbo"). */
+ *  - race to idle: a core that is the only awake core of its package and
+ *    alone in its frequency domain runs at the point, from its planned
+ *    one up to the top turbo point, that serves a unit of work for the
+ *    least energy, counting the package's (and cluster's) extra power
+ *    while the core is busy: the sooner it is done, the sooner they
+ *    sleep;
+ *  - saturation: when every usable CPU is awake at its top non-turbo
+ *    point, none of them idled and vCPUs still wait, only turbo adds
+ *    capacity, so every awake domain takes its top point. */
 
 #include <config.h>
 
@@ -77,6 +81,60 @@ race_to_idle(struct pol_state *st, const struct pol_input *in,
         if (best > f) {
             p->dom_freq_khz[di] = best;
             st->race[di] = true;
+        }
+    }
+}
+
+/* Whether the host is saturated in plan 'p' (see the file comment):
+ * packed vCPUs waited above spread_ready_ppm, no usable CPU is parked or
+ * offline, every awake domain runs at least at its top non-turbo point,
+ * and every awake CPU was busy at least SAT_BUSY_PPM of the last period
+ * (measured; unknown is not saturated). */
+static bool
+saturated(const struct pol_state *st, const struct pol_input *in,
+          const struct cpuset *usable, const struct pol_plan *p)
+{
+    const struct pol_model *m = st->m;
+    struct cpuset rest;
+
+    if (!st->spread || !in->cpu_busy_ppm) {
+        return false;
+    }
+    cpuset_andnot(&rest, usable, &p->active);
+    if (!cpuset_empty(&rest) || cpuset_empty(&p->active)) {
+        return false;
+    }
+    CPUSET_FOREACH (c, &p->active) {
+        unsigned di = m->cpu_domain[c];
+
+        if (in->cpu_busy_ppm[c] == UINT32_MAX
+            || in->cpu_busy_ppm[c] < SAT_BUSY_PPM
+            || p->dom_freq_khz[di] < pol_dom_max_khz(&m->domains[di],
+                                                     false)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+saturation_turbo(struct pol_state *st, const struct pol_input *in,
+                 const struct cpuset *usable, struct pol_plan *p)
+{
+    const struct pol_model *m = st->m;
+
+    if (!st->cfg.use_turbo || in->override_performance
+        || !saturated(st, in, usable, p)) {
+        return;
+    }
+    CPUSET_FOREACH (c, &p->active) {
+        unsigned di = m->cpu_domain[c];
+        uint32_t top = pol_dom_max_khz(&m->domains[di], true);
+
+        /* A capped domain is held by the hardware below its top. */
+        if (!in->thermal_cap_khz[di] && top > p->dom_freq_khz[di]) {
+            p->dom_freq_khz[di] = top;
+            st->race[di] = true;         /* Per-core points keep it. */
         }
     }
 }

@@ -34,6 +34,8 @@
 #define BIG_STAY_PCT 25       /* An own-core vCPU returns to the pool
                                * below 75 % of the pool's thread. */
 #define RISE_READY_DIV 2      /* Last ready > spread/2: decide again soon. */
+#define SAT_BUSY_PPM 950000   /* A CPU busy this share of a period had no
+                               * idle time to give (saturation turbo). */
 
 enum vm_class {
     C_UNMANAGED,
@@ -86,8 +88,9 @@ struct pol_state {
     uint64_t dwell_ns;               /* Current packing dwell. */
     uint64_t interval_ns;
     uint64_t prev_hash;
-    bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() chose
-                                         * this domain's point. */
+    bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() or
+                                         * saturation_turbo() chose this
+                                         * domain's point. */
 
     /* Per-decision scratch (no allocation in pol_decide). */
     uint8_t core_use[POL_MAX_CPUS];      /* 0 free, 1 own, 2 fixed (in
@@ -494,6 +497,11 @@ bool trim_cores(struct pol_state *st, const struct pol_input *in,
 /* Turbo for a lone core where the model says it pays (st->race[]). */
 void race_to_idle(struct pol_state *st, const struct pol_input *in,
                   const struct cpuset *usable, struct pol_plan *p);
+
+/* Turbo for every awake domain of a saturated host, with use_turbo
+ * (st->race[] marks them so per-core points keep them). */
+void saturation_turbo(struct pol_state *st, const struct pol_input *in,
+                      const struct cpuset *usable, struct pol_plan *p);
 
 /* ---- emit.c: the final plan ----------------------------------------- */
 

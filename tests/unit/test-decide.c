@@ -1156,6 +1156,58 @@ test_turbo_race(void **state)
     pol_plan_destroy(p);
 }
 
+/* Saturation (docs/policy.md, "Turbo"): with every CPU awake at its top
+ * non-turbo point, none idle and vCPUs waiting, turbo adds the only
+ * capacity left; with use_turbo only, and not when any of those
+ * conditions fails or for a domain under a thermal cap. */
+static void
+test_turbo_saturated(void **state)
+{
+    static struct world w;
+    struct pol_plan *p = pol_plan_create(64, 512);
+    struct pol_config cfg;
+    struct pol_state *st;
+    uint32_t busy[4];
+    char err[128];
+
+    (void) state;
+    if (pol_model_parse(m, "cpus 4\npackage 0 0-3 10000 5000\n"
+                        "domain 0-3 per-core\nopp 1000000 410 1800\n"
+                        "opp 2500000 1024 7300\nopp 3200000 1311 9000 turbo\n"
+                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
+                        err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    /* Case 0 saturated; 1 turbo not allowed; 2 one CPU idled 10 %;
+     * 3 nobody waits; 4 domain 0 under a thermal cap. */
+    for (unsigned t = 0; t < 5; t++) {
+        world_vms(&w, 4, 6, 1, 1024, 0);
+        for (unsigned v = 0; v < 6; v++) {
+            w.vcpus[v].load.ready_ppm = t == 3 ? 0 : 300000;
+            w.vcpus[v].load.last_ready_ppm = t == 3 ? 0 : 300000;
+        }
+        for (unsigned c = 0; c < 4; c++) {
+            busy[c] = t == 2 && c == 1 ? 900000 : 1000000;
+        }
+        w.in.cpu_busy_ppm = busy;
+        if (t == 4) {
+            w.in.thermal_cap_khz[m->cpu_domain[0]] = 3000000;
+        }
+        pol_config_default(&cfg);
+        cfg.use_turbo = t != 1;
+        st = pol_state_create(m, &cfg);
+        assert_int_equal(pol_decide(st, &w.in, p), 0);
+        assert_int_equal(cpuset_count(&p->active), 4);
+        for (unsigned c = 0; c < 4; c++) {
+            uint32_t want = t == 0 || (t == 4 && c != 0) ? 3200000 : 2500000;
+
+            assert_int_equal(p->dom_freq_khz[m->cpu_domain[c]], want);
+        }
+        pol_state_destroy(st);
+    }
+    pol_plan_destroy(p);
+}
+
 static void
 test_live_two_cpus(void **state)
 {
@@ -1819,6 +1871,7 @@ main(void)
         cmocka_unit_test(test_own_core_pins),
         cmocka_unit_test(test_hint_first),
         cmocka_unit_test(test_turbo_race),
+        cmocka_unit_test(test_turbo_saturated),
         cmocka_unit_test(test_live_two_cpus),
         cmocka_unit_test(test_big_little),
         cmocka_unit_test(test_own_core_dwell),
