@@ -194,6 +194,9 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
     if (o->headroom_pct) {
         d->conf.headroom_pct = o->headroom_pct;
     }
+    if (o->turbo) {
+        d->conf.use_turbo = true;
+    }
     conf_to_policy(&d->conf, &d->pcfg);
     d->model = *o->m;
     d->pol = pol_state_create(&d->model, &d->pcfg);

@@ -108,6 +108,9 @@ struct sim_opts {
     bool sched_core;              /* pol_input.sched_core for vpower:
                                    * the hosts run core scheduling (the
                                    * execution model does not model it). */
+    bool turbo;                   /* vpowerd.conf's 'turbo yes' for every
+                                   * vpower row (the baselines keep their
+                                   * own turbo rules). */
     /* Placement costs, charged by exec_charge_moves(): */
     double migration_cost_us;     /* Run time a vCPU loses to each move
                                    * of its home to another core (cache

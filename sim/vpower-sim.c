@@ -71,6 +71,7 @@ usage(FILE *f)
 "                        ignore it); also runs without and prints both\n"
 "  --sched-core          the hosts run libvirt core scheduling: vpower\n"
 "                        counts no SMT gain between VMs\n"
+"  --turbo               vpower runs with vpowerd.conf's 'turbo yes'\n"
 "  --per-vm              per-VM ready p99 and unmet demand table\n"
 "  --thermal-cap KHZ@H[-H2]  cap package --thermal-pkg's domains at KHZ\n"
 "                        from hour 0 (or H) for H hours (or to hour H2);\n"
@@ -401,6 +402,7 @@ main(int argc, char *argv[])
         { "signals", no_argument, NULL, 'S' },
         { "no-share-smt", no_argument, NULL, 'I' },
         { "sched-core", no_argument, NULL, 'C' },
+        { "turbo", no_argument, NULL, 'O' },
         { "migration-cost", required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
@@ -420,7 +422,7 @@ main(int argc, char *argv[])
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
     bool compare = false, json = false, signals = false;
-    bool no_share = false, sched_core = false;
+    bool no_share = false, sched_core = false, turbo = false;
     unsigned long long halt_ns = 200000;
     double mig_us = SIM_MIGRATION_COST_US, pin_us = SIM_PIN_COST_US;
     static struct pol_model model, true_model;
@@ -450,6 +452,7 @@ main(int argc, char *argv[])
         case 'S': signals = true; break;
         case 'I': no_share = true; break;
         case 'C': sched_core = true; break;
+        case 'O': turbo = true; break;
         case 'L':
             if (parse_u64(optarg, 1000000000, &halt_ns)) {
                 fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "
@@ -651,6 +654,7 @@ main(int argc, char *argv[])
     so.on_mean_s = on_mean;
     so.halt_poll_ns = (uint32_t) halt_ns;
     so.sched_core = sched_core;
+    so.turbo = turbo;
     so.migration_cost_us = mig_us;
     so.pin_cost_us = pin_us;
     ri.migration_cost_us = mig_us;
