@@ -737,6 +737,7 @@ main(int argc, char *argv[])
     ri.balanced_energy_j = balanced_j;
     ri.balanced_unmet_pct = balanced_unmet;
     ri.halt_poll_ns = (uint32_t) halt_ns;
+    ri.turbo = turbo;
     if (json) {
         rc = report_json(stdout, &ri, &res);
     } else {
