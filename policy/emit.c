@@ -143,7 +143,7 @@ emit_plan(struct pol_state *st, const struct pol_input *in, unsigned k,
     plan->n_vcpus = in->n_vcpus;
     eval_plan(st, in, usable, k, l, plan);
     race_to_idle(st, in, usable, plan);
-    saturation_turbo(st, in, usable, plan);
+    race_saturation(st, in, usable, plan);
     /* A core below the level is a bet on its recent load: decide every
      * min_interval while one is open, so a core that saturates is raised
      * within one period (schedutil re-evaluates every few ms). */

@@ -89,7 +89,7 @@ struct pol_state {
     uint64_t interval_ns;
     uint64_t prev_hash;
     bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() or
-                                         * saturation_turbo() chose this
+                                         * race_saturation() chose this
                                          * domain's point. */
 
     /* Per-decision scratch (no allocation in pol_decide). */
@@ -500,7 +500,7 @@ void race_to_idle(struct pol_state *st, const struct pol_input *in,
 
 /* Turbo for every awake domain of a saturated host, with use_turbo
  * (st->race[] marks them so per-core points keep them). */
-void saturation_turbo(struct pol_state *st, const struct pol_input *in,
+void race_saturation(struct pol_state *st, const struct pol_input *in,
                       const struct cpuset *usable, struct pol_plan *p);
 
 /* ---- emit.c: the final plan ----------------------------------------- */
