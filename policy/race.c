@@ -119,7 +119,7 @@ saturated(const struct pol_state *st, const struct pol_input *in,
 
 void
 race_saturation(struct pol_state *st, const struct pol_input *in,
-                 const struct cpuset *usable, struct pol_plan *p)
+                const struct cpuset *usable, struct pol_plan *p)
 {
     const struct pol_model *m = st->m;
 

@@ -501,7 +501,7 @@ void race_to_idle(struct pol_state *st, const struct pol_input *in,
 /* Turbo for every awake domain of a saturated host, with use_turbo
  * (st->race[] marks them so per-core points keep them). */
 void race_saturation(struct pol_state *st, const struct pol_input *in,
-                      const struct cpuset *usable, struct pol_plan *p);
+                     const struct cpuset *usable, struct pol_plan *p);
 
 /* ---- emit.c: the final plan ----------------------------------------- */
 
