@@ -191,15 +191,13 @@ sample_host(struct vpd *d, uint64_t interval_ns)
          * CPU that never idled: fully busy (a host saturated since the
          * daemon started, whose cores would otherwise read as idle). */
         if (o->idle_valid && interval_us
-            && (idle_us > o->last_idle_us || o->idle_moved
-                || cy->idle_live)) {
+            && (idle_us > o->last_idle_us || cy->idle_live)) {
             uint64_t di = idle_us > o->last_idle_us
                           ? idle_us - o->last_idle_us : 0;
             uint64_t busy = di >= interval_us ? 0 : interval_us - di;
 
             vc->nonidle_us += busy;
             cy->busy_ppm[c] = (uint32_t) (busy * 1000000u / interval_us);
-            o->idle_moved = o->idle_moved || di > 0;
             cy->idle_live = cy->idle_live || di > 0;
         }
         o->last_idle_us = idle_us;

@@ -109,7 +109,6 @@ struct cycle_orig {
     bool online;
     uint64_t last_idle_us;          /* Residency sum at the last sample. */
     bool idle_valid;
-    bool idle_moved;                /* The residency has grown before. */
 };
 
 /* The cycle's state, owned by its 'struct vpd' (vpd.cyc).  The caller
