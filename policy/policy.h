@@ -165,13 +165,26 @@ struct pol_config {
     uint64_t min_interval_ns;    /* Adaptive period bounds (1 s, 10 s). */
     uint64_t max_interval_ns;
     bool allow_offline;          /* Offline parked cores (never CPU0). */
-    bool use_turbo;              /* Turbo points when the model says it
-                                  * pays (lone busy vCPU). */
+    bool use_turbo;              /* Turbo points wherever they serve:
+                                  * levels, a lone core's race to idle
+                                  * when the model says it pays, and a
+                                  * saturated host (default false). */
+    bool saturation_turbo;       /* Turbo points on a host saturated for
+                                  * POL_SAT_HOLD_NS, even without use_turbo
+                                  * (default true): vpowerd then never
+                                  * holds a saturated host below what
+                                  * the kernel would run it at. */
     size_t max_vcpus;            /* Added: most vCPUs (and VMs) one
                                   * decision may see; pol_state_create()
                                   * sizes its scratch for it (default
                                   * 4096); more gives -ENOSPC. */
 };
+
+/* How long a host stays saturated (every usable CPU awake at its top
+ * non-turbo point and busy, vCPUs waiting) before saturation_turbo takes
+ * the turbo points: saturation that lasts this long is demand above the
+ * host's nominal capacity, not a burst that idle time later absorbs. */
+#define POL_SAT_HOLD_NS UINT64_C(5000000000)
 
 /* Fills 'c' with the documented defaults above. */
 void pol_config_default(struct pol_config *c);

@@ -1,5 +1,4 @@
-/* policy/race.c -- Turbo points, with use_turbo only (docs/policy.md,
- * "Turbo"):
+/* policy/race.c -- Turbo points (docs/policy.md, "Turbo"):
  *
  *  - race to idle: a core that is the only awake core of its package and
  *    alone in its frequency domain runs at the point, from its planned
@@ -7,9 +6,11 @@
  *    least energy, counting the package's (and cluster's) extra power
  *    while the core is busy: the sooner it is done, the sooner they
  *    sleep;
+ *    (use_turbo only);
  *  - saturation: when every usable CPU is awake at its top non-turbo
  *    point, none of them idled and vCPUs still wait, only turbo adds
- *    capacity, so every awake domain takes its top point. */
+ *    capacity, so every awake domain takes its top point once that has
+ *    lasted POL_SAT_HOLD_NS (saturation_turbo, on by default). */
 
 #include <config.h>
 
@@ -85,11 +86,28 @@ race_to_idle(struct pol_state *st, const struct pol_input *in,
     }
 }
 
-/* Whether the host is saturated in plan 'p' (see the file comment):
- * packed vCPUs waited above spread_ready_ppm, no usable CPU is parked or
+/* Busy share of CPU 'c' over the last period, in ppm of what it could
+ * run at domain 'd''s top non-turbo point 'top': a CPU that ran at a
+ * turbo point counts the work it did, so a host that turbo keeps just
+ * ahead of its demand still reads saturated (frequency invariance). */
+static uint64_t
+busy_at_top(const struct pol_input *in, const struct pol_domain *d,
+            uint32_t top, unsigned c)
+{
+    uint64_t busy = in->cpu_busy_ppm[c];
+    uint32_t ran = in->cpu_ran_khz ? in->cpu_ran_khz[c] : 0;
+    uint32_t cap_top = pol_dom_capacity_at(d, top);
+
+    if (ran > top && cap_top) {
+        busy = busy * pol_dom_capacity_at(d, ran) / cap_top;
+    }
+    return busy;
+}
+
+/* Whether the host is saturated in plan 'p': no usable CPU is parked or
  * offline, every awake domain runs at least at its top non-turbo point,
  * and every awake CPU was busy at least SAT_BUSY_PPM of the last period
- * (measured; unknown is not saturated). */
+ * at that point (measured; unknown is not saturated). */
 static bool
 saturated(const struct pol_state *st, const struct pol_input *in,
           const struct cpuset *usable, const struct pol_plan *p)
@@ -97,7 +115,7 @@ saturated(const struct pol_state *st, const struct pol_input *in,
     const struct pol_model *m = st->m;
     struct cpuset rest;
 
-    if (!st->spread || !in->cpu_busy_ppm) {
+    if (!in->cpu_busy_ppm) {
         return false;
     }
     cpuset_andnot(&rest, usable, &p->active);
@@ -106,15 +124,45 @@ saturated(const struct pol_state *st, const struct pol_input *in,
     }
     CPUSET_FOREACH (c, &p->active) {
         unsigned di = m->cpu_domain[c];
+        const struct pol_domain *d = &m->domains[di];
+        uint32_t top = pol_dom_max_khz(d, false);
 
-        if (in->cpu_busy_ppm[c] == UINT32_MAX
-            || in->cpu_busy_ppm[c] < SAT_BUSY_PPM
-            || p->dom_freq_khz[di] < pol_dom_max_khz(&m->domains[di],
-                                                     false)) {
+        if (in->cpu_busy_ppm[c] == UINT32_MAX || p->dom_freq_khz[di] < top
+            || busy_at_top(in, d, top, c) < SAT_BUSY_PPM) {
             return false;
         }
     }
     return true;
+}
+
+/* Whether saturation turbo holds this period: taken once the host has
+ * been saturated with packed vCPUs waiting (above spread_ready_ppm) for
+ * POL_SAT_HOLD_NS, then kept while it stays saturated, waiting or not
+ * (turbo is what drains the wait). */
+static bool
+saturation_holds(struct pol_state *st, const struct pol_input *in,
+                 const struct cpuset *usable, const struct pol_plan *p)
+{
+    if (!st->cfg.saturation_turbo || in->override_performance
+        || !saturated(st, in, usable, p)) {
+        st->sat_since_ns = 0;
+        st->sat_on = false;
+        return false;
+    }
+    if (st->sat_on) {
+        return true;
+    }
+    if (!st->spread) {
+        st->sat_since_ns = 0;
+        return false;
+    }
+    if (!st->sat_since_ns) {
+        st->sat_since_ns = in->now_ns ? in->now_ns : 1;
+        return false;
+    }
+    st->sat_on = in->now_ns >= st->sat_since_ns
+                 && in->now_ns - st->sat_since_ns >= POL_SAT_HOLD_NS;
+    return st->sat_on;
 }
 
 void
@@ -123,8 +171,7 @@ race_saturation(struct pol_state *st, const struct pol_input *in,
 {
     const struct pol_model *m = st->m;
 
-    if (!st->cfg.use_turbo || in->override_performance
-        || !saturated(st, in, usable, p)) {
+    if (!saturation_holds(st, in, usable, p)) {
         return;
     }
     CPUSET_FOREACH (c, &p->active) {

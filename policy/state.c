@@ -28,6 +28,7 @@ pol_config_default(struct pol_config *c)
     c->max_interval_ns = UINT64_C(10000000000);
     c->allow_offline = false;
     c->use_turbo = false;
+    c->saturation_turbo = true;
     c->max_vcpus = 4096;
 }
 

@@ -88,6 +88,10 @@ struct pol_state {
     uint64_t dwell_ns;               /* Current packing dwell. */
     uint64_t interval_ns;
     uint64_t prev_hash;
+    uint64_t sat_since_ns;           /* Saturated with vCPUs waiting since
+                                      * (0: not saturated). */
+    bool sat_on;                     /* Saturation turbo taken; held while
+                                      * the host stays saturated. */
     bool race[POL_MAX_DOMAINS];          /* Scratch: race_to_idle() or
                                          * race_saturation() chose this
                                          * domain's point. */
@@ -498,8 +502,9 @@ bool trim_cores(struct pol_state *st, const struct pol_input *in,
 void race_to_idle(struct pol_state *st, const struct pol_input *in,
                   const struct cpuset *usable, struct pol_plan *p);
 
-/* Turbo for every awake domain of a saturated host, with use_turbo
- * (st->race[] marks them so per-core points keep them). */
+/* Turbo for every awake domain of a host saturated for POL_SAT_HOLD_NS, with
+ * saturation_turbo (st->race[] marks them so per-core points keep
+ * them); held while the host stays saturated at its nominal capacity. */
 void race_saturation(struct pol_state *st, const struct pol_input *in,
                      const struct cpuset *usable, struct pol_plan *p);
 

@@ -1167,7 +1167,8 @@ test_turbo_saturated(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    uint32_t busy[4];
+    uint32_t busy[4], ran[4];
+    const unsigned hold_s = (unsigned) (POL_SAT_HOLD_NS / SEC);
     char err[128];
 
     (void) state;
@@ -1178,9 +1179,13 @@ test_turbo_saturated(void **state)
                         err, sizeof err)) {
         fail_msg("%s", err);
     }
-    /* Case 0 saturated; 1 turbo not allowed; 2 one CPU idled 10 %;
-     * 3 nobody waits; 4 domain 0 under a thermal cap. */
-    for (unsigned t = 0; t < 5; t++) {
+    /* Case 0 saturated; 1 saturation_turbo off; 2 one CPU idled 10 %;
+     * 3 nobody waits; 4 domain 0 under a thermal cap; 5 as 0, then
+     * after turbo nobody waits and every CPU ran at the turbo point 88 %
+     * busy (112 % of the nominal point: still saturated) and last 70 %
+     * (90 %: no longer).  Decisions 1 s apart, the same input each time:
+     * turbo only from POL_SAT_HOLD_NS after the first saturated one. */
+    for (unsigned t = 0; t < 6; t++) {
         world_vms(&w, 4, 6, 1, 1024, 0);
         for (unsigned v = 0; v < 6; v++) {
             w.vcpus[v].load.ready_ppm = t == 3 ? 0 : 300000;
@@ -1188,20 +1193,42 @@ test_turbo_saturated(void **state)
         }
         for (unsigned c = 0; c < 4; c++) {
             busy[c] = t == 2 && c == 1 ? 900000 : 1000000;
+            ran[c] = 0;
         }
         w.in.cpu_busy_ppm = busy;
+        w.in.cpu_ran_khz = ran;
         if (t == 4) {
             w.in.thermal_cap_khz[m->cpu_domain[0]] = 3000000;
         }
         pol_config_default(&cfg);
-        cfg.use_turbo = t != 1;
+        assert_true(cfg.saturation_turbo && !cfg.use_turbo);
+        cfg.saturation_turbo = t != 1;
         st = pol_state_create(m, &cfg);
-        assert_int_equal(pol_decide(st, &w.in, p), 0);
-        assert_int_equal(cpuset_count(&p->active), 4);
-        for (unsigned c = 0; c < 4; c++) {
-            uint32_t want = t == 0 || (t == 4 && c != 0) ? 3200000 : 2500000;
+        for (unsigned s = 0; s <= hold_s + (t == 5 ? 2 : 0); s++) {
+            bool on = (t == 0 || t == 4 || t == 5) && s >= hold_s
+                      && s <= hold_s + 1;
 
-            assert_int_equal(p->dom_freq_khz[m->cpu_domain[c]], want);
+            if (t == 5 && s == hold_s + 1) {
+                for (unsigned v = 0; v < 6; v++) {
+                    w.vcpus[v].load.ready_ppm = 0;
+                    w.vcpus[v].load.last_ready_ppm = 0;
+                }
+            }
+            if (t == 5 && s > hold_s) {
+                for (unsigned c = 0; c < 4; c++) {
+                    busy[c] = s == hold_s + 1 ? 880000 : 700000;
+                    ran[c] = 3200000;
+                }
+            }
+            assert_int_equal(pol_decide(st, &w.in, p), 0);
+            assert_int_equal(cpuset_count(&p->active), 4);
+            for (unsigned c = 0; c < 4; c++) {
+                uint32_t want = on && (t != 4 || c != 0) ? 3200000
+                                                         : 2500000;
+
+                assert_int_equal(p->dom_freq_khz[m->cpu_domain[c]], want);
+            }
+            w.in.now_ns += SEC;
         }
         pol_state_destroy(st);
     }
