@@ -29,7 +29,8 @@
 #define CONF_MAX_DEPTH 8
 
 enum conf_type { T_STR, T_PATH, T_SOCKET, T_GROUP, T_CPUS, T_KIND,
-                 T_OVERRIDE, T_BOOL, T_U32, T_INCLUDE, T_CGROUPS };
+                 T_OVERRIDE, T_TURBO, T_BOOL, T_U32, T_INCLUDE,
+                 T_CGROUPS };
 
 _Static_assert(CONF_SOCKET_MAX + 1
                == sizeof ((struct sockaddr_un *) 0)->sun_path,
@@ -75,7 +76,7 @@ static const struct conf_directive directives[] = {
     U32("pack_dwell_ms", pack_dwell_ms, 0, 3600000),
     U32("hint_rate", hint_rate, 1, 1000),
     U32("sched_priority", sched_priority, 0, 99),
-    FIELD("turbo", T_BOOL, use_turbo),
+    FIELD("turbo", T_TURBO, use_turbo),
     FIELD("default_share_smt", T_BOOL, default_share_smt),
     FIELD("housekeeping", T_BOOL, housekeeping),
     FIELD("housekeeping_cpusets", T_BOOL, hk_cpusets),
@@ -114,6 +115,7 @@ conf_defaults(struct vpd_conf *c)
     c->hint_rate = 20;
     c->record_max_bytes = 64u << 20;
     c->default_share_smt = true;
+    c->saturation_turbo = true;
     c->hk_cpusets = c->hk_irqs = c->hk_workqueues = true;
     strcpy(c->hk_groups, CONF_HK_DEFAULT_GROUPS);
     strcpy(c->hk_cgroup_root, "/sys/fs/cgroup");
@@ -276,6 +278,16 @@ apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
             c->override_performance = false;
         } else {
             return "expected performance or off";
+        }
+        break;
+    case T_TURBO:
+        if (!strcmp(arg, "saturated")) {
+            c->use_turbo = false;
+            c->saturation_turbo = true;
+        } else if (!parse_bool(arg, &c->use_turbo)) {
+            c->saturation_turbo = c->use_turbo;
+        } else {
+            return "expected no, saturated or yes";
         }
         break;
     case T_BOOL:
@@ -507,6 +519,7 @@ conf_to_policy(const struct vpd_conf *c, struct pol_config *p)
     p->max_interval_ns = (uint64_t) c->max_period_ms * 1000000;
     p->allow_offline = c->allow_offline;
     p->use_turbo = c->use_turbo;
+    p->saturation_turbo = c->saturation_turbo;
 }
 
 int

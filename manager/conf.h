@@ -55,7 +55,11 @@ struct vpd_conf {
     uint32_t hint_rate;             /* hint_rate 20 (per second per VM) */
     uint32_t sched_priority;        /* sched_priority 0 (off) .. 99:
                                      * SCHED_FIFO priority of vpowerd */
-    bool use_turbo;                 /* turbo no */
+    /* turbo saturated (the default): turbo points only on a host
+     * saturated for long (saturation_turbo); yes: wherever they serve
+     * (both); no: never (neither). */
+    bool use_turbo;
+    bool saturation_turbo;
     /* The record file (record_path) is renamed to FILE.1 and started anew
      * past this size. */
     uint32_t record_max_bytes;      /* record_max_bytes 67108864 */

@@ -279,11 +279,11 @@ write_header(struct rec *r)
             PRIu32 " spread_ready_ppm=%" PRIu32 " pack_dwell_ns=%" PRIu64
             " warmup_samples=%" PRIu32 " min_interval_ns=%" PRIu64
             " max_interval_ns=%" PRIu64 " allow_offline=%d use_turbo=%d"
-            " max_vcpus=%zu\n",
+            " saturation_turbo=%d max_vcpus=%zu\n",
             c->headroom_pct, c->powersave_headroom_pct, c->spread_ready_ppm,
             c->pack_dwell_ns, c->warmup_samples, c->min_interval_ns,
             c->max_interval_ns, c->allow_offline, c->use_turbo,
-            c->max_vcpus);
+            c->saturation_turbo, c->max_vcpus);
     fprintf(f, "MODEL ");
     put_word(f, r->model_src);
     fprintf(f, " %016" PRIx64 "\n",

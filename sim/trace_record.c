@@ -194,6 +194,8 @@ static int
 conf_line(struct rp *p, char **tok, size_t nt)
 {
     pol_config_default(&p->cfg);
+    /* A recording that does not name it was made without it. */
+    p->cfg.saturation_turbo = false;
     for (size_t i = 1; i < nt; i++) {
         char *eq = strchr(tok[i], '=');
         uint64_t v;
@@ -219,6 +221,7 @@ conf_line(struct rp *p, char **tok, size_t nt)
         KEY("max_interval_ns", max_interval_ns, UINT64_MAX)
         KEY("allow_offline", allow_offline, 1)
         KEY("use_turbo", use_turbo, 1)
+        KEY("saturation_turbo", saturation_turbo, 1)
         KEY("max_vcpus", max_vcpus, 1u << 20)
 #undef KEY
         return bad(p, "CONF key '%s' unknown to this reader", tok[i]);

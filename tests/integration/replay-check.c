@@ -85,6 +85,7 @@ parse_conf(struct pol_config *c, char *line)
     char *save = NULL, *tok = strtok_r(line + 5, " \n", &save);
 
     pol_config_default(c);
+    c->saturation_turbo = false;   /* Unnamed: recorded without it. */
     for (; tok; tok = strtok_r(NULL, " \n", &save)) {
         char *eq = strchr(tok, '=');
         unsigned long long v;
@@ -112,6 +113,8 @@ parse_conf(struct pol_config *c, char *line)
             c->allow_offline = v != 0;
         } else if (!strcmp(tok, "use_turbo")) {
             c->use_turbo = v != 0;
+        } else if (!strcmp(tok, "saturation_turbo")) {
+            c->saturation_turbo = v != 0;
         } else if (!strcmp(tok, "max_vcpus")) {
             c->max_vcpus = (size_t) v;
         }

@@ -62,6 +62,7 @@ test_defaults(void **state)
     assert_int_equal(c.hint_rate, 20);
     assert_int_equal(c.sched_priority, 0);
     assert_false(c.use_turbo);
+    assert_true(c.saturation_turbo);
     assert_true(c.default_share_smt);
     assert_int_equal(c.model_error_pct, 10);
     assert_int_equal(c.model_error_periods, 30);
@@ -215,6 +216,7 @@ test_every_directive(void **state)
     assert_int_equal(c.hint_rate, 1000);
     assert_int_equal(c.sched_priority, 99);
     assert_true(c.use_turbo);
+    assert_true(c.saturation_turbo);
 
     /* Later lines override; "no"/"off"/"false" and "off" override. */
     assert_int_equal(conf_parse(&c, "t.conf", "turbo no\ndry_run false\n"
@@ -222,6 +224,7 @@ test_every_directive(void **state)
                                 "default_policy performance\n", err,
                                 sizeof err), 0);
     assert_false(c.use_turbo);
+    assert_false(c.saturation_turbo);
     assert_false(c.dry_run);
     assert_false(c.allow_offline);
     assert_false(c.override_performance);
@@ -252,7 +255,7 @@ test_bad_values(void **state)
         { "hint_rate 1001", "t.conf:1: hint_rate:" },
         { "sched_priority 100", "t.conf:1: sched_priority:" },
         { "sched_priority -1", "t.conf:1: sched_priority:" },
-        { "turbo maybe", "t.conf:1: turbo: expected yes or no" },
+        { "turbo maybe", "t.conf:1: turbo: expected no, saturated or yes" },
         { "dry_run 1", "t.conf:1: dry_run:" },
         { "offline_cores YES", "t.conf:1: offline_cores:" },
         { "manage_static_pinned", "t.conf:1: manage_static_pinned: missing "
@@ -614,6 +617,18 @@ test_to_policy(void **state)
     assert_true(p.max_interval_ns == 4000000000ull);
     assert_true(p.allow_offline);
     assert_true(p.use_turbo);
+    assert_true(p.saturation_turbo);
+
+    /* turbo saturated: only the saturation rule; no: not even that. */
+    assert_int_equal(conf_parse(&c, "t", "turbo saturated\n", err,
+                                sizeof err), 0);
+    conf_to_policy(&c, &p);
+    assert_false(p.use_turbo);
+    assert_true(p.saturation_turbo);
+    assert_int_equal(conf_parse(&c, "t", "turbo no\n", err, sizeof err), 0);
+    conf_to_policy(&c, &p);
+    assert_false(p.use_turbo);
+    assert_false(p.saturation_turbo);
 }
 
 int
