@@ -342,12 +342,13 @@ report_text(FILE *f, const struct report_info *ri,
     char mb[4 * 4096 + 8], tb[4 * 4096 + 8];
 
     fprintf(f, "model %s, trace %s (%s), %zu VMs / %zu vCPUs on %u "
-            "host(s), %.1f h, seed %llu, halt-poll %lu ns%s\n",
+            "host(s), %.1f h, seed %llu, halt-poll %lu ns%s%s\n",
             esc_name(ri->model, mb, sizeof mb),
             esc_name(ri->trace, tb, sizeof tb), ri->format, res->n_vms,
             res->n_vcpus, res->hosts, res->hours, ri->seed,
             (unsigned long) ri->halt_poll_ns,
-            ri->turbo ? ", vpower with turbo yes" : "");
+            ri->turbo ? ", vpower with turbo " : "",
+            ri->turbo ? ri->turbo : "");
     if (ri->shape) {
         fprintf(f, "shape: %zu VMs, %zu vCPUs%s, demand mean %.2f / peak "
                 "%.2f cores (nominal vCPUs)\n", ri->shape->n_vms,
@@ -652,7 +653,8 @@ report_json(FILE *f, const struct report_info *ri,
     json_object_object_add(root, "halt_poll_ns",
                            json_object_new_uint64(ri->halt_poll_ns));
     if (ri->turbo) {
-        json_object_object_add(root, "turbo", json_object_new_boolean(1));
+        json_object_object_add(root, "turbo",
+                               json_object_new_string(ri->turbo));
     }
     json_object_object_add(root, "migration_cost_us",
                            num(ri->migration_cost_us));

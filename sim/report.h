@@ -32,8 +32,8 @@ struct report_info {
     double balanced_unmet_pct;         /* Its unmet demand, to show when a
                                         * "cheaper" mix just serves less. */
     uint32_t halt_poll_ns;             /* The run's --halt-poll-ns. */
-    bool turbo;                        /* --turbo: vpower ran with turbo
-                                        * yes (shown only then). */
+    const char *turbo;                 /* --turbo's WHEN (shown only when
+                                        * given), or NULL. */
     double migration_cost_us, pin_cost_us; /* The run's --migration-cost. */
     const struct sim_result *served;   /* vpower replayed at the serving
                                         * rivals' service (sim/equal.h),

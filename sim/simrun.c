@@ -195,7 +195,8 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
         d->conf.headroom_pct = o->headroom_pct;
     }
     if (o->turbo) {
-        d->conf.use_turbo = true;
+        d->conf.use_turbo = !strcmp(o->turbo, "yes");
+        d->conf.saturation_turbo = strcmp(o->turbo, "no") != 0;
     }
     conf_to_policy(&d->conf, &d->pcfg);
     d->model = *o->m;

@@ -108,9 +108,10 @@ struct sim_opts {
     bool sched_core;              /* pol_input.sched_core for vpower:
                                    * the hosts run core scheduling (the
                                    * execution model does not model it). */
-    bool turbo;                   /* vpowerd.conf's 'turbo yes' for every
-                                   * vpower row (the baselines keep their
-                                   * own turbo rules). */
+    const char *turbo;            /* vpowerd.conf's 'turbo' for every
+                                   * vpower row: "no", "saturated" or
+                                   * "yes"; NULL: its default (the
+                                   * baselines keep their own rules). */
     /* Placement costs, charged by exec_charge_moves(): */
     double migration_cost_us;     /* Run time a vCPU loses to each move
                                    * of its home to another core (cache

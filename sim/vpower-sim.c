@@ -71,7 +71,8 @@ usage(FILE *f)
 "                        ignore it); also runs without and prints both\n"
 "  --sched-core          the hosts run libvirt core scheduling: vpower\n"
 "                        counts no SMT gain between VMs\n"
-"  --turbo               vpower runs with vpowerd.conf's 'turbo yes'\n"
+"  --turbo WHEN          vpower runs with vpowerd.conf's 'turbo WHEN': no,\n"
+"                        saturated (the default) or yes\n"
 "  --per-vm              per-VM ready p99 and unmet demand table\n"
 "  --thermal-cap KHZ@H[-H2]  cap package --thermal-pkg's domains at KHZ\n"
 "                        from hour 0 (or H) for H hours (or to hour H2);\n"
@@ -402,7 +403,7 @@ main(int argc, char *argv[])
         { "signals", no_argument, NULL, 'S' },
         { "no-share-smt", no_argument, NULL, 'I' },
         { "sched-core", no_argument, NULL, 'C' },
-        { "turbo", no_argument, NULL, 'O' },
+        { "turbo", required_argument, NULL, 'O' },
         { "migration-cost", required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 1 },
         { NULL, 0, NULL, 0 },
@@ -422,7 +423,8 @@ main(int argc, char *argv[])
     double hours = 24, on_mean = 2.0;
     int policy = SIM_P_VPOWER, opt;
     bool compare = false, json = false, signals = false;
-    bool no_share = false, sched_core = false, turbo = false;
+    bool no_share = false, sched_core = false;
+    const char *turbo = NULL;
     unsigned long long halt_ns = 200000;
     double mig_us = SIM_MIGRATION_COST_US, pin_us = SIM_PIN_COST_US;
     static struct pol_model model, true_model;
@@ -452,7 +454,15 @@ main(int argc, char *argv[])
         case 'S': signals = true; break;
         case 'I': no_share = true; break;
         case 'C': sched_core = true; break;
-        case 'O': turbo = true; break;
+        case 'O':
+            if (strcmp(optarg, "no") && strcmp(optarg, "saturated")
+                && strcmp(optarg, "yes")) {
+                fprintf(stderr, "vpower-sim: bad --turbo '%s' (no, "
+                        "saturated or yes)\n", optarg);
+                return 2;
+            }
+            turbo = optarg;
+            break;
         case 'L':
             if (parse_u64(optarg, 1000000000, &halt_ns)) {
                 fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "

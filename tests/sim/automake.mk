@@ -66,6 +66,7 @@ dist_check_SCRIPTS += tests/sim/test-true-model.sh tests/sim/wrong-model.sh
 TESTS += tests/sim/test-true-model.sh
 dist_check_SCRIPTS += tests/sim/test-threads.sh
 TESTS += tests/sim/test-threads.sh
-# vpower-sim --turbo: saturation turbo on, idle hosts unchanged.
+# vpower-sim --turbo WHEN: saturation turbo by default, idle hosts
+# unchanged, a small host served only with it.
 dist_check_SCRIPTS += tests/sim/test-turbo.sh
 TESTS += tests/sim/test-turbo.sh
