@@ -165,10 +165,10 @@ struct pol_config {
     uint64_t min_interval_ns;    /* Adaptive period bounds (1 s, 10 s). */
     uint64_t max_interval_ns;
     bool allow_offline;          /* Offline parked cores (never CPU0). */
-    bool use_turbo;              /* Turbo points wherever they serve:
-                                  * levels, a lone core's race to idle
-                                  * when the model says it pays, and a
-                                  * saturated host (default false). */
+    bool use_turbo;              /* Turbo points for boosts and the
+                                  * override, and for a lone core's race
+                                  * to idle when the model says it pays
+                                  * (default false). */
     bool saturation_turbo;       /* Turbo points on a host saturated for
                                   * POL_SAT_HOLD_NS, even without use_turbo
                                   * (default true): vpowerd then never

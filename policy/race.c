@@ -5,8 +5,7 @@
  *    one up to the top turbo point, that serves a unit of work for the
  *    least energy, counting the package's (and cluster's) extra power
  *    while the core is busy: the sooner it is done, the sooner they
- *    sleep;
- *    (use_turbo only);
+ *    sleep (use_turbo only);
  *  - saturation: when every usable CPU is awake at its top non-turbo
  *    point, none of them idled and vCPUs still wait, only turbo adds
  *    capacity, so every awake domain takes its top point once that has

@@ -502,8 +502,8 @@ bool trim_cores(struct pol_state *st, const struct pol_input *in,
 void race_to_idle(struct pol_state *st, const struct pol_input *in,
                   const struct cpuset *usable, struct pol_plan *p);
 
-/* Turbo for every awake domain of a host saturated for POL_SAT_HOLD_NS, with
- * saturation_turbo (st->race[] marks them so per-core points keep
+/* Turbo for every awake domain of a host saturated for POL_SAT_HOLD_NS,
+ * with saturation_turbo (st->race[] marks them so per-core points keep
  * them); held while the host stays saturated at its nominal capacity. */
 void race_saturation(struct pol_state *st, const struct pol_input *in,
                      const struct cpuset *usable, struct pol_plan *p);

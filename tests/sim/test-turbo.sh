@@ -50,8 +50,8 @@ python3 -c "import sys; sys.exit(0 if $u1 < $u0 / 2 else 1)" \
             "(turbo no: $u0 %)"
 python3 -c "import sys; sys.exit(0 if $e1 > $e0 else 1)" \
     || fail "turbo saturated used no more energy ($e1 J, turbo no: $e0 J)"
-"$sim" --model "$server" "$src/tests/sim/data/pl-ok" --turbo maybe > /dev/null 2> "$tmp/err" \
-    && fail "--turbo maybe was accepted"
+"$sim" --model "$server" --trace "$src/tests/sim/data/pl-ok" --turbo maybe \
+    > /dev/null 2> "$tmp/err" && fail "--turbo maybe was accepted"
 grep -q "bad --turbo 'maybe' (no, saturated or yes)" "$tmp/err" \
     || fail "--turbo maybe: $(cat "$tmp/err")"
 # 9 VMs on 4 cores for 6 h.
