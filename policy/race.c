@@ -85,10 +85,11 @@ race_to_idle(struct pol_state *st, const struct pol_input *in,
     }
 }
 
-/* Busy share of CPU 'c' over the last period, in ppm of what it could
- * run at domain 'd''s top non-turbo point 'top': a CPU that ran at a
- * turbo point counts the work it did, so a host that turbo keeps just
- * ahead of its demand still reads saturated (frequency invariance). */
+/* Busy share of CPU 'c' over the last period, in ppm; for a CPU that
+ * ran above domain 'd''s top non-turbo point 'top' (a turbo point), in
+ * ppm of what it could run at 'top': it counts the work it did, so a
+ * host that turbo keeps just ahead of its demand still reads saturated.
+ * One that ran at or below 'top' reads as measured. */
 static uint64_t
 busy_at_top(const struct pol_input *in, const struct pol_domain *d,
             uint32_t top, unsigned c)
