@@ -145,6 +145,22 @@ parse_bool(const char *s, bool *out)
     return 0;
 }
 
+int
+conf_turbo_of(const char *when, bool *use_turbo, bool *saturation_turbo)
+{
+    bool yes;
+
+    if (!strcmp(when, "saturated")) {
+        *use_turbo = false;
+        *saturation_turbo = true;
+    } else if (!parse_bool(when, &yes)) {
+        *use_turbo = *saturation_turbo = yes;
+    } else {
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int
 parse_u32(const char *s, uint32_t *out)
 {
@@ -281,12 +297,7 @@ apply(struct vpd_conf *c, const struct conf_directive *d, const char *arg,
         }
         break;
     case T_TURBO:
-        if (!strcmp(arg, "saturated")) {
-            c->use_turbo = false;
-            c->saturation_turbo = true;
-        } else if (!parse_bool(arg, &c->use_turbo)) {
-            c->saturation_turbo = c->use_turbo;
-        } else {
+        if (conf_turbo_of(arg, &c->use_turbo, &c->saturation_turbo)) {
             return "expected no, saturated or yes";
         }
         break;

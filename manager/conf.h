@@ -130,4 +130,9 @@ int conf_check_cpus(const struct vpd_conf *c, unsigned n_cpus, char *err,
 /* Fills a policy config from the daemon config. */
 void conf_to_policy(const struct vpd_conf *, struct pol_config *);
 
+/* The 'turbo' directive's value 'when' ("no", "saturated" or "yes") as
+ * the two fields it sets; -EINVAL (and nothing set) for any other. */
+int conf_turbo_of(const char *when, bool *use_turbo,
+                  bool *saturation_turbo);
+
 #endif /* manager/conf.h */

@@ -195,8 +195,9 @@ vpower_create(const struct sim_opts *o, struct host *hs, int p, char *err,
         d->conf.headroom_pct = o->headroom_pct;
     }
     if (o->turbo) {
-        d->conf.use_turbo = !strcmp(o->turbo, "yes");
-        d->conf.saturation_turbo = strcmp(o->turbo, "no") != 0;
+        /* vpower-sim checked the value with the same function. */
+        (void) conf_turbo_of(o->turbo, &d->conf.use_turbo,
+                             &d->conf.saturation_turbo);
     }
     conf_to_policy(&d->conf, &d->pcfg);
     d->model = *o->m;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/conf.h"
 #include "policy/model.h"
 #include "policy/policy.h"
 #include "sim/equal.h"
@@ -454,15 +455,17 @@ main(int argc, char *argv[])
         case 'S': signals = true; break;
         case 'I': no_share = true; break;
         case 'C': sched_core = true; break;
-        case 'O':
-            if (strcmp(optarg, "no") && strcmp(optarg, "saturated")
-                && strcmp(optarg, "yes")) {
+        case 'O': {
+            bool use, sat;
+
+            if (conf_turbo_of(optarg, &use, &sat)) {
                 fprintf(stderr, "vpower-sim: bad --turbo '%s' (no, "
                         "saturated or yes)\n", optarg);
                 return 2;
             }
             turbo = optarg;
             break;
+        }
         case 'L':
             if (parse_u64(optarg, 1000000000, &halt_ns)) {
                 fprintf(stderr, "vpower-sim: bad --halt-poll-ns '%s' "
