@@ -34,12 +34,23 @@ rnd(uint32_t n)
     return n ? (uint32_t) ((rng >> 33) % n) : 0;
 }
 
+/* Parses TEXT into the shared model, or fails the test naming the
+ * parser's complaint and the text. */
+static void
+model_or_fail(struct pol_model *into, const char *text)
+{
+    char err[256];
+
+    if (pol_model_parse(into, text, err, sizeof err)) {
+        fail_msg("model does not parse: %s\n%s", err, text);
+    }
+}
+
 /* Builds a random model: 1-2 packages of 1-24 cores, SMT 1 or 2. */
 static void
 random_model(unsigned *n_cores_out)
 {
     static char text[8192];
-    char err[256];
     unsigned pkgs = 1 + rnd(2), cores = 1 + rnd(24), smt = 1 + rnd(2);
     unsigned ncore = pkgs * cores, ncpu = ncore * smt;
     bool per_core = rnd(2);
@@ -81,9 +92,7 @@ random_model(unsigned *n_cores_out)
                 "idle C6 290 800 100\n");
         }
     }
-    if (pol_model_parse(m, text, err, sizeof err)) {
-        fail_msg("random model does not parse: %s\n%s", err, text);
-    }
+    model_or_fail(m, text);
     *n_cores_out = ncore;
 }
 
@@ -405,15 +414,10 @@ test_random_properties(void **state)
 static void
 fixed_model(void)
 {
-    char err[128];
-
-    if (pol_model_parse(m, "cpus 8\npackage 0 0-7 9000 3000\n"
-                        "domain 0-7 per-core\n"
-                        "opp 1000000 410 1800\nopp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 8\npackage 0 0-7 9000 3000\n"
+                  "domain 0-7 per-core\n"
+                  "opp 1000000 410 1800\nopp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
 }
 
 /* One VM of 8 light vCPUs (50 capacity units each, warm) on 8 CPUs of
@@ -607,21 +611,17 @@ test_estimator(void **state)
     struct pol_action acts[1024];
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     unsigned n1, n2;
     uint64_t iv;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 32\nsmt 0-15 16-31\n"
-                        "package 0 0-7,16-23 9000 3000\n"
-                        "package 1 8-15,24-31 9000 3000\n"
-                        "domain 0-31 per-core\n"
-                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 32\nsmt 0-15 16-31\n"
+                  "package 0 0-7,16-23 9000 3000\n"
+                  "package 1 8-15,24-31 9000 3000\n"
+                  "domain 0-31 per-core\n"
+                  "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     /* 40 one-vCPU VMs, each 10 % busy on average with the variance of
      * an on/off process (u (1 - u) 1024^2). */
     world_vms(&w, 32, 40, 1, 102, 94371);
@@ -723,20 +723,16 @@ test_pool_trim(void **state)
     struct pol_action acts[1024];
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     uint32_t level = 0, lo = 0, hi = 0;
     int trimmed = -1, loaded = -1;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 16\n"
-                        "package 0 0-15 9000 3000\n"
-                        "domain 0-15 per-core\n"
-                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 16\n"
+                  "package 0 0-15 9000 3000\n"
+                  "domain 0-15 per-core\n"
+                  "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     /* 24 one-vCPU VMs at 300 units: 24 x 300 x 1.25 = 9000 does not fit
      * 16 cores at 1 GHz (6560), so the pool runs above the lowest
      * point. */
@@ -857,19 +853,15 @@ test_pool_trim_smt(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     unsigned d0, d1;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 4\nsmt 0-1 2-3\nsmt-capacity 125\n"
-                        "package 0 0-3 9000 3000\n"
-                        "domain 0-3 per-core\n"
-                        "opp 1000000 410 1800\nopp 1400000 573 2800\n"
-                        "opp 1800000 737 4100\nopp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 4\nsmt 0-1 2-3\nsmt-capacity 125\n"
+                  "package 0 0-3 9000 3000\n"
+                  "domain 0-3 per-core\n"
+                  "opp 1000000 410 1800\nopp 1400000 573 2800\n"
+                  "opp 1800000 737 4100\nopp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     /* 5 x 300 x 1.25 = 1875 needs both cores with both threads at the
      * top level (2 x 1.25 x 737 = 1842 at 1.8 GHz is short). */
     world_vms(&w, 4, 5, 1, 300, 0);
@@ -925,18 +917,13 @@ test_pool_trim_smt(void **state)
 static void
 capped_world(struct world *w, unsigned n)
 {
-    char err[128];
-
-    if (pol_model_parse(m, "cpus 8\n"
-                        "package 0 0-3 9000 3000\n"
-                        "package 1 4-7 9000 3000\n"
-                        "domain 0-7 per-core\n"
-                        "opp 1000000 410 1800\nopp 1600000 655 3400\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 8\n"
+                  "package 0 0-3 9000 3000\n"
+                  "package 1 4-7 9000 3000\n"
+                  "domain 0-7 per-core\n"
+                  "opp 1000000 410 1800\nopp 1600000 655 3400\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     world_vms(w, 8, n, 1, 51, 0);
     w->vcpus[0].load.avg_cap = w->vcpus[0].load.slow_cap = 717;
     w->vcpus[0].load.last_cap = w->vcpus[0].load.peak_cap = 717;
@@ -1110,7 +1097,6 @@ test_turbo_race(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     /* Per unit of work at 2.5 / 3.2 GHz: (7300 + 29000) / 1024 = 35.4
      * against (9000 + 29000) / 1311 = 29.0 mW: turbo pays.  With a
      * 5 W package: 12.0 against 10.7: still pays; with busy power
@@ -1135,9 +1121,7 @@ test_turbo_race(void **state)
     for (unsigned t = 0; t < 4; t++) {
         int c;
 
-        if (pol_model_parse(m, models[t < 3 ? t : 0], err, sizeof err)) {
-            fail_msg("%s", err);
-        }
+        model_or_fail(m, models[t < 3 ? t : 0]);
         /* One busy vCPU: one core of one package awake. */
         world_vms(&w, 4, 1, 1, 700, 0);
         pol_config_default(&cfg);
@@ -1169,16 +1153,12 @@ test_turbo_saturated(void **state)
     struct pol_state *st;
     uint32_t busy[4], ran[4];
     const unsigned hold_s = (unsigned) (POL_SAT_HOLD_NS / SEC);
-    char err[128];
 
     (void) state;
-    if (pol_model_parse(m, "cpus 4\npackage 0 0-3 10000 5000\n"
-                        "domain 0-3 per-core\nopp 1000000 410 1800\n"
-                        "opp 2500000 1024 7300\nopp 3200000 1311 9000 turbo\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 4\npackage 0 0-3 10000 5000\n"
+                  "domain 0-3 per-core\nopp 1000000 410 1800\n"
+                  "opp 2500000 1024 7300\nopp 3200000 1311 9000 turbo\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     /* Case 0 saturated; 1 saturation_turbo off; 2 one CPU idled 10 %;
      * 3 nobody waits; 4 domain 0 under a thermal cap; 5 as 0, then
      * after turbo nobody waits and every CPU ran at the turbo point 88 %
@@ -1242,20 +1222,16 @@ test_live_two_cpus(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     uint64_t t_end;
     unsigned changes = 0;
     uint64_t h_prev = 0;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 2\nplatform 20000\n"
-                        "package 0 0-1 2000 500\n"
-                        "domain 0-1 per-core\n"
-                        "opp 1000000 1024 4000\n"
-                        "idle POLL 0 0 2000\nidle haltpoll 1 1 1000\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 2\nplatform 20000\n"
+                  "package 0 0-1 2000 500\n"
+                  "domain 0-1 per-core\n"
+                  "opp 1000000 1024 4000\n"
+                  "idle POLL 0 0 2000\nidle haltpoll 1 1 1000\n");
     /* Three unmeasured VMs; the loop below feeds their samples. */
     world_vms(&w, 2, 3, 10, 0, 0);
     for (unsigned v = 0; v < 3; v++) {
@@ -1307,25 +1283,22 @@ test_big_little(void **state)
     static struct world w;
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_state *st;
-    char err[128];
     unsigned big_dom, lit_dom;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 6\nplatform 0\npackage 0 0-5 0 0\n"
-            "domain 1-2\n"
-            "opp 450000 417 168 cluster 24\nopp 625000 579 251 cluster 32\n"
-            "opp 800000 744 359 cluster 43\nopp 950000 883 479 cluster 49\n"
-            "opp 1100000 1024 616 cluster 64\ncluster 65 24\n"
-            "idle WFI 1 1 15\nidle cpu-sleep-0 250 1500 0\n"
-            "idle cluster-sleep-0 800 3000 0\n"
-            "domain 0,3-5\n"
-            "opp 450000 235 33 cluster 26\nopp 575000 302 46 cluster 30\n"
-            "opp 700000 368 61 cluster 39\nopp 775000 406 76 cluster 47\n"
-            "opp 850000 447 93 cluster 57\ncluster 56 17\n"
-            "idle WFI 1 1 6\nidle cpu-sleep-0 250 1500 0\n"
-            "idle cluster-sleep-0 800 3000 0\n", err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 6\nplatform 0\npackage 0 0-5 0 0\n"
+      "domain 1-2\n"
+      "opp 450000 417 168 cluster 24\nopp 625000 579 251 cluster 32\n"
+      "opp 800000 744 359 cluster 43\nopp 950000 883 479 cluster 49\n"
+      "opp 1100000 1024 616 cluster 64\ncluster 65 24\n"
+      "idle WFI 1 1 15\nidle cpu-sleep-0 250 1500 0\n"
+      "idle cluster-sleep-0 800 3000 0\n"
+      "domain 0,3-5\n"
+      "opp 450000 235 33 cluster 26\nopp 575000 302 46 cluster 30\n"
+      "opp 700000 368 61 cluster 39\nopp 775000 406 76 cluster 47\n"
+      "opp 850000 447 93 cluster 57\ncluster 56 17\n"
+      "idle WFI 1 1 6\nidle cpu-sleep-0 250 1500 0\n"
+      "idle cluster-sleep-0 800 3000 0\n");
     big_dom = m->cpu_domain[1];
     lit_dom = m->cpu_domain[0];
     world_vms(&w, 6, 3, 20, 60, 60 * 60);
@@ -1430,18 +1403,14 @@ test_kept_pool_misfit(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128];
     uint32_t best = 0;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 4\npackage 0 0-3 9000 3000\n"
-                        "domain 0-3 per-core\n"
-                        "opp 1000000 410 1000\nopp 2000000 819 4900\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 300\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 4\npackage 0 0-3 9000 3000\n"
+                  "domain 0-3 per-core\n"
+                  "opp 1000000 410 1000\nopp 2000000 819 4900\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 300\nidle C6 290 800 100\n");
     world_vms(&w, 4, 4, 1, 280, 0);
     pol_config_default(&cfg);
     st = pol_state_create(m, &cfg);
@@ -1642,19 +1611,16 @@ test_smt_cost(void **state)
     struct pol_plan *p = pol_plan_create(64, 512);
     struct pol_config cfg;
     struct pol_state *st;
-    char err[128], text[1024];
+    char text[1024];
     unsigned n_share, n_iso;
 
     (void) state;
-    if (pol_model_parse(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
-                        "package 0 0-7 9000 3000\n"
-                        "domain 0-7 per-core\n"
-                        "opp 1000000 410 1800\nopp 1800000 737 4100\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
+                  "package 0 0-7 9000 3000\n"
+                  "domain 0-7 per-core\n"
+                  "opp 1000000 410 1800\nopp 1800000 737 4100\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     pol_config_default(&cfg);
     world_vms(&w, 8, 2, 1, 100, 0);
     st = pol_state_create(m, &cfg);
@@ -1701,14 +1667,11 @@ test_smt_cost(void **state)
     /* And without SMT gain between VMs: at one operating point, two VMs
      * of 400 (1000 with headroom, 1100 with the packing margin) fit one
      * core's two threads (1280), not one thread (1024). */
-    if (pol_model_parse(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
-                        "package 0 0-7 9000 3000\n"
-                        "domain 0-7 per-core\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 8\nsmt 0-3 4-7\nsmt-capacity 125\n"
+                  "package 0 0-7 9000 3000\n"
+                  "domain 0-7 per-core\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     for (int sc = 0; sc < 2; sc++) {
         world_vms(&w, 8, 2, 1, 400, 0);
         w.in.sched_core = sc;
@@ -1728,7 +1691,6 @@ static void
 test_large_host(void **state)
 {
     static char text[4096];
-    char err[128];
     struct pol_vm *vms = calloc(256, sizeof *vms);
     struct pol_vcpu *vcpus = calloc(1024, sizeof *vcpus);
     struct pol_plan *p = pol_plan_create(256, 1024);
@@ -1744,7 +1706,7 @@ test_large_host(void **state)
              "opp 1000000 410 1800\nopp 1800000 737 4100\n"
              "opp 2500000 1024 7300\nidle C1 1 1 1500\n"
              "idle C6 290 800 100\n");
-    assert_int_equal(pol_model_parse(m, text, err, sizeof err), 0);
+    model_or_fail(m, text);
     memset(&in, 0, sizeof in);
     for (unsigned c = 0; c < 256; c++) {
         cpuset_set(&in.managed, c);
@@ -1867,18 +1829,13 @@ top_pool_cores(unsigned n_vcpus, uint32_t avg, bool measured)
 static void
 test_top_pool(void **state)
 {
-    char err[128];
-
     (void) state;
-    if (pol_model_parse(m, "cpus 32\nsmt 0-15 16-31\nsmt-capacity 125\n"
-                        "package 0 0-31 9000 3000\n"
-                        "domain 0-31 per-core\n"
-                        "opp 1000000 410 1800\nopp 2000000 819 4900\n"
-                        "opp 2500000 1024 7300\n"
-                        "idle C1 1 1 1500\nidle C6 290 800 100\n",
-                        err, sizeof err)) {
-        fail_msg("%s", err);
-    }
+    model_or_fail(m, "cpus 32\nsmt 0-15 16-31\nsmt-capacity 125\n"
+                  "package 0 0-31 9000 3000\n"
+                  "domain 0-31 per-core\n"
+                  "opp 1000000 410 1800\nopp 2000000 819 4900\n"
+                  "opp 2500000 1024 7300\n"
+                  "idle C1 1 1 1500\nidle C6 290 800 100\n");
     assert_int_equal(top_pool_cores(100, 125, false), 14);
     assert_int_equal(top_pool_cores(100, 125, true), 16);
     assert_int_equal(top_pool_cores(20, 625, false), 14);
