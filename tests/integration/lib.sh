@@ -70,10 +70,10 @@ vp_virsh() { virsh -q -c "$VP_URI" "$@"; }
 
 # vp_require_prereqs: skip when the machine cannot host real guests.
 vp_require_prereqs() {
-    # Booting TCG guests takes minutes; `make distcheck-fast` and package
-    # builds set VPOWER_FAST_TESTS=1 to leave them out.
+    # Booting TCG guests takes minutes; `make distcheck-fast`, package
+    # builds and .ci/sanitize set VPOWER_FAST_TESTS=1 to leave them out.
     [ -z "${VPOWER_FAST_TESTS:-}" ] ||
-        vp_skip "skipped under distcheck: VPOWER_FAST_TESTS=1"
+        vp_skip "VPOWER_FAST_TESTS=1 leaves out the tests that boot guests"
     [ "$(id -u)" = 0 ] || vp_skip "needs root (system libvirtd, pinning QEMU threads)"
     [ "$(uname -m)" = x86_64 ] || vp_skip "guest image is x86_64 only, host is $(uname -m)"
     command -v qemu-system-x86_64 >/dev/null 2>&1 ||
