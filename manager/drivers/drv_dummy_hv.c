@@ -17,7 +17,9 @@
  * A vCPU with busy B accumulates B% of wall time as CPU time (missing
  * values repeat the last one given); run-queue delay is 0 unless the
  * vCPU's allowed set is shared with more busy than one CPU holds, then
- * the excess is reported as delay, which is what a real host shows.  The
+ * the excess is reported as delay, which is what a real host shows;
+ * vCPUs that share CPUs are reported as running spread over them
+ * (ran_on()).  The
  * file is re-read when it changes (mtime, size or inode), so a test can
  * change the load while vpowerd runs.  Like libvirt, the driver reports
  * domains that appear or vanish in the file as DRV_EV_STARTED/STOPPED:
@@ -594,11 +596,32 @@ dummy_list(struct drv_hv *hv, struct drv_dom **doms, size_t *n)
     return 0;
 }
 
+/* The CPU a vCPU last ran on: the scheduler spreads the vCPUs that
+ * share CPUs over them, so the vCPU numbered 'g' across all domains
+ * (file order) is on the (g mod n)-th of its n allowed CPUs; -1 if it
+ * may run nowhere. */
+static int
+ran_on(const struct cpuset *allowed, unsigned g)
+{
+    unsigned n = cpuset_count(allowed), k = 0;
+
+    if (!n) {
+        return -1;
+    }
+    CPUSET_FOREACH (c, allowed) {
+        if (k++ == g % n) {
+            return (int) c;
+        }
+    }
+    return -1;
+}
+
 static int
 dummy_vcpu_stats(struct drv_hv *hv, const char *uuid,
                  struct drv_vcpu_stat *out, size_t max, size_t *n)
 {
     struct dummy_dom *d;
+    unsigned g = 0;
 
     maybe_reload(hv);
     advance(hv);
@@ -607,11 +630,14 @@ dummy_vcpu_stats(struct drv_hv *hv, const char *uuid,
     if (!d) {
         return -ENOENT;
     }
+    for (const struct dummy_dom *e = hv->doms; e < d; e++) {
+        g += e->dom.n_vcpus;
+    }
     for (unsigned v = 0; v < d->dom.n_vcpus && v < max; v++) {
         out[v].time_ns = d->time_ns[v];
         out[v].delay_ns = d->delay_ns[v];
         out[v].has_delay = true;
-        out[v].cpu = cpuset_next(&d->pin[v], 0);
+        out[v].cpu = ran_on(&d->pin[v], g + v);
         (*n)++;
     }
     return 0;
