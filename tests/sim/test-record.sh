@@ -12,6 +12,8 @@
 #    are identical only with the policy build that wrote it.
 # 3. Malformed recordings are FILE:LINE errors; a last block cut by a
 #    kill is dropped with a note, not an error.
+# 5. A saturated host's turbo points replay only with the recording's
+#    saturation_turbo (both readers).
 set -u
 src=${VPOWER_SRCDIR:-.}
 build=${VPOWER_BUILDDIR:-.}
@@ -27,6 +29,8 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 vpd=$build/manager/vpowerd
 [ -x "$vpd" ] || { echo "no $vpd" >&2; exit 99; }
+rc_prog=$build/tests/integration/replay-check
+[ -x "$rc_prog" ] || { echo "no $rc_prog" >&2; exit 99; }
 
 # 1. A fresh recording from this build's vpowerd replays exactly.
 mkdir "$tmp/run" || exit 99
@@ -84,6 +88,55 @@ head -c $(( $(wc -c < "$rec") - 40 )) "$rec" > "$tmp/cut"
 out=$("$sim" --trace "$tmp/cut") || fail "cut: exit $?"
 echo "$out" | grep -q ": 35 decisions" || fail "cut: $out"
 echo "$out" | grep -q "no E line" || fail "cut: no note: $out"
+
+# 5. Saturation turbo is read from CONF.  vpowerd (dummy drivers, the
+#    turbo4 model) runs 12 vCPUs at 100 % on 8 CPUs: saturated with
+#    vCPUs waiting, it takes the turbo points after POL_SAT_HOLD_NS (5 s).
+#    The recording replays plan for plan in both readers; with the CONF
+#    key set to 0, or left out (a recording that does not name it was
+#    made without it), the same samples give other plans.
+mkdir "$tmp/sat" || exit 99
+printf 'a 4 100\nb 4 100\nc 4 100\n' > "$tmp/sat/doms"
+printf 'period_ms 200\nmax_period_ms 1000\njournal %s\ncontrol_socket %s\n' \
+    "$tmp/sat/journal" "$tmp/sat/vpowerd.sock" > "$tmp/sat/vpowerd.conf"
+"$vpd" --foreground --config "$tmp/sat/vpowerd.conf" --driver=dummy \
+    --host-driver=dummy --sysfs-root "cpus=8,freqs=1200000:2933000" \
+    --model "$src/tests/sim/data/turbo4.model" \
+    --dummy-domains "$tmp/sat/doms" --record "$tmp/sat.rec" \
+    > "$tmp/sat/vpowerd.log" 2>&1 &
+pid=$!
+sleep 9
+kill -TERM "$pid"
+wait "$pid" || fail "saturated vpowerd: $(tail -3 "$tmp/sat/vpowerd.log")"
+grep -q '^CONF .* saturation_turbo=1 ' "$tmp/sat.rec" ||
+    fail "saturation_turbo=1 not in the CONF line"
+nt=$(grep -c '^P [^ ]* [^ ]* [0-9]* [0-9]* 3600000 ' "$tmp/sat.rec")
+echo "saturated recording: $nt plans at the turbo point"
+[ "$nt" -ge 1 ] || fail "no plan took the turbo point on a saturated host"
+for r in sat1 sat0 satx; do
+    case $r in
+    sat1) cp "$tmp/sat.rec" "$tmp/$r" ;;
+    sat0) sed '/^CONF /s/saturation_turbo=1/saturation_turbo=0/' \
+              "$tmp/sat.rec" > "$tmp/$r" ;;
+    satx) sed '/^CONF /s/ saturation_turbo=1//' "$tmp/sat.rec" > "$tmp/$r" ;;
+    esac
+    out=$("$sim" --trace "$tmp/$r" --verify-plans)
+    rc=$?
+    if [ $r = sat1 ]; then
+        [ $rc = 0 ] || fail "$r: vpower-sim: $out"
+    else
+        [ $rc = 1 ] || fail "$r: vpower-sim exit $rc, want 1 (key ignored?)"
+        echo "$out" | grep -q "frequency 3600000 kHz live, [0-9]* replayed" ||
+            fail "$r: first difference not the turbo point: $out"
+    fi
+    "$rc_prog" "$tmp/$r" > "$tmp/$r.rc" 2>&1
+    rc=$?
+    if [ $r = sat1 ]; then
+        [ $rc = 0 ] || fail "$r: replay-check: $(tail -2 "$tmp/$r.rc")"
+    else
+        [ $rc = 1 ] || fail "$r: replay-check exit $rc, want 1"
+    fi
+done
 
 [ $fails = 0 ] && echo "all record replay checks passed"
 [ $fails = 0 ]
