@@ -784,6 +784,65 @@ sum_check(const struct host *hosts, unsigned H, struct sim_model_check *c)
     }
 }
 
+/* The end of interval 'ivl' on every host, in host order: each policy's
+ * shortfall per VM is unmet (the backlog carries on, sim/exec.h) and its
+ * vCPUs' ready times go to 'ready[p]' from '*n_ready' on; the power and
+ * active-CPU series take the interval's energy and active time (what
+ * the hosts had used before it: 'e0', 'a0'); the lower bound is charged
+ * for the interval's demand.  'late': scratch for any host's vCPUs. */
+static void
+interval_end(const struct sim_opts *o, struct host *hosts,
+             const struct lb_model *lb, size_t ivl, const double *e0,
+             const double *a0, float *const *ready, size_t *n_ready,
+             double *late, struct sim_result *res)
+{
+    const struct trace_set *ts = o->ts;
+    unsigned H = o->hosts ? o->hosts : 1;
+    const unsigned steps = ts->interval_s;
+
+    for (unsigned k = 0; k < H; k++) {
+        struct host *hs = &hosts[k];
+        size_t off = *n_ready;
+        double dsum = 0, lbw;
+
+        for (int p = 0; p < SIM_P_LOWER; p++) {
+            struct exec_host *h = hs->inst[p].h;
+
+            if (!h) {
+                continue;
+            }
+            exec_interval_end(h, ready[p] + off, late);
+            for (size_t v = 0; v < hs->n_vcpus; v++) {
+                res->vm_rows[p][hs->vcpu_vm[v]].unmet_core_s +=
+                    late[v] / POL_CAPACITY_SCALE;
+            }
+            for (size_t v = 0; v < hs->n_vcpus; v++) {
+                res->vm_rows[p][hs->vcpu_vm[v]].ready_s += ready[p][off + v];
+            }
+            res->rows[p].power_w[ivl] += h->energy_j;
+            res->rows[p].active_cpus[ivl] += h->active_cpu_s;
+        }
+        *n_ready += hs->n_vcpus;
+        for (size_t v = 0; v < hs->n_vcpus; v++) {
+            const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
+            dsum += tv->demand_ppm[ivl * tv->n_vcpus + hs->vcpu_idx[v]]
+                    / 1e6 * POL_CAPACITY_SCALE;
+        }
+        lbw = lb_power_mw(lb, dsum) / 1000.0;
+        res->rows[SIM_P_LOWER].energy_j += lbw * steps;
+        res->rows[SIM_P_LOWER].power_w[ivl] += lbw;
+    }
+    for (int p = 0; p < SIM_P_LOWER; p++) {
+        if (!res->rows[p].ran) {
+            continue;
+        }
+        res->rows[p].power_w[ivl] = (res->rows[p].power_w[ivl] - e0[p])
+                                    / steps;
+        res->rows[p].active_cpus[ivl] =
+            (res->rows[p].active_cpus[ivl] - a0[p]) / steps / H;
+    }
+}
+
 int
 sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         size_t errlen)
@@ -838,6 +897,7 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         }
     }
     res->rows[SIM_P_LOWER].ran = (o->mask & (1u << SIM_P_LOWER)) != 0;
+    late = sim_xcalloc(total_vcpus ? total_vcpus : 1, sizeof *late);
     for (int p = 0; p < SIM_N_POL; p++) {
         res->rows[p].power_w = sim_xcalloc(ts->n_intervals, sizeof(double));
         res->rows[p].active_cpus = sim_xcalloc(ts->n_intervals, sizeof(double));
@@ -849,55 +909,8 @@ sim_run(const struct sim_opts *o, struct sim_result *res, char *err,
         sum_so_far(o, hosts, e0, a0);
         rc = run_interval(o, hosts, n_threads, jobs, ivl, res, err,
                           errlen);
-        /* Interval end: unmet work, ready times, series, lower bound. */
-        for (unsigned k = 0; k < H; k++) {
-            struct host *hs = &hosts[k];
-            double dsum = 0, lbw;
-
-            for (int p = 0; p < SIM_P_LOWER; p++) {
-                struct exec_host *h = hs->inst[p].h;
-                size_t off = n_ready;
-
-                if (!h) {
-                    continue;
-                }
-                /* Per VM: the interval's shortfall is unmet; the
-                 * backlog carries on (sim/exec.h). */
-                if (!late) {
-                    late = sim_xcalloc(total_vcpus ? total_vcpus : 1,
-                                       sizeof *late);
-                }
-                exec_interval_end(h, ready[p] + off, late);
-                for (size_t v = 0; v < hs->n_vcpus; v++) {
-                    res->vm_rows[p][hs->vcpu_vm[v]].unmet_core_s +=
-                        late[v] / POL_CAPACITY_SCALE;
-                }
-                for (size_t v = 0; v < hs->n_vcpus; v++) {
-                    res->vm_rows[p][hs->vcpu_vm[v]].ready_s +=
-                        ready[p][off + v];
-                }
-                res->rows[p].power_w[ivl] += h->energy_j;
-                res->rows[p].active_cpus[ivl] += h->active_cpu_s;
-            }
-            n_ready += hs->n_vcpus;
-            for (size_t v = 0; v < hs->n_vcpus; v++) {
-                const struct trace_vm *tv = &ts->vms[hs->vcpu_vm[v]];
-                dsum += tv->demand_ppm[ivl * tv->n_vcpus + hs->vcpu_idx[v]]
-                        / 1e6 * POL_CAPACITY_SCALE;
-            }
-            lbw = lb_power_mw(lb, dsum) / 1000.0;
-            res->rows[SIM_P_LOWER].energy_j += lbw * steps;
-            res->rows[SIM_P_LOWER].power_w[ivl] += lbw;
-        }
-        for (int p = 0; p < SIM_P_LOWER; p++) {
-            if (!res->rows[p].ran) {
-                continue;
-            }
-            res->rows[p].power_w[ivl] = (res->rows[p].power_w[ivl] - e0[p])
-                                        / steps;
-            res->rows[p].active_cpus[ivl] =
-                (res->rows[p].active_cpus[ivl] - a0[p]) / steps / H;
-        }
+        interval_end(o, hosts, lb, ivl, e0, a0, ready, &n_ready, late,
+                     res);
     }
     if (rc) {
         goto out;
