@@ -17,7 +17,10 @@
 #             3, then `vpower-hint --direct` talks to the port itself
 #   hostile   no agent: /bin/vpower-gch-hostile writes garbage, an
 #             oversized header, an unknown type, a bad vCPU and a flood,
-#             after vpower.hostile_delay= seconds (default 0)
+#             once the host writes "g" to the guest's echo port
+#             (org.vpower.echo.0), or after vpower.hostile_delay=
+#             seconds (default 0) if that comes first or there is no
+#             such port
 #   storm     once the host answers, latency-begin and latency-end back
 #             to back for ever, each waiting up to 1 s for its ack; one
 #             that fails (vpowerd killed or restarting) is followed by a
@@ -38,8 +41,28 @@ for arg in $(cat /proc/cmdline); do
     esac
 done
 
+# Waits until the host writes "g" to the echo port or 'hostile_delay'
+# seconds have passed.  A read returns at once, empty, while no host end
+# is connected, so the port is read again every second.
+wait_go() {
+    go=/dev/virtio-ports/org.vpower.echo.0
+    end=$(( $(date +%s) + hostile_delay ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        if [ -e "$go" ]; then
+            left=$(( end - $(date +%s) ))
+            [ "$left" -gt 0 ] || break
+            c=$(timeout "$left" head -c 1 "$go" 2>/dev/null)
+            if [ "$c" = g ]; then
+                echo "VPOWER-AGENT-HOSTILE-GO"
+                return
+            fi
+        fi
+        sleep 1
+    done
+}
+
 if [ "$test" = hostile ]; then
-    sleep "$hostile_delay"
+    wait_go
     echo "VPOWER-AGENT-HOSTILE-START"
     /bin/vpower-gch-hostile
     echo "VPOWER-AGENT-HOSTILE-DONE rc=$?"

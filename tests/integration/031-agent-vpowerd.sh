@@ -21,7 +21,9 @@
 #           pin-floor).
 #   "other" 1 vCPU, idle, no agent.
 #   "hostile" 1 vCPU, started later: garbage, oversized header, unknown
-#           type, vCPU 7 of 1, 10,000-message flood.
+#           type, vCPU 7 of 1, 10,000-message flood, once the test has
+#           taken the reference placement and says "g" on the guest's
+#           echo port.
 # Checks: within one period (+ console/TCG slack) of latency-begin the
 # VM's vCPUs are on different cores of their own and those cores'
 # fixture scaling_max_freq is at max; after latency-end the placement
@@ -45,7 +47,7 @@ for f in agent/vpower-agent agent/vpower-hint agent/gch-hostile \
     [ -x "$B/$f" ] || vp_error "$B/$f not built (make check builds it)"
 done
 
-ECHO_PID= POLL_PID=
+ECHO_PID= POLL_PID= GO_PID=
 vpd_guest_trap
 
 # Guest image: the harness's, plus the agent tools in /bin.
@@ -204,9 +206,10 @@ vp_log "RESULT hint-vpowerd-share p50_us=$((p50 - c50)) p99_us=$((p99 - c99)) (e
 # A new VM counts as fully busy until it is measured (warm-up), so the
 # others are spread for it first and packed again once it proves idle,
 # which follows the policy's 60 s load average: wait until placement has
-# held for 15 s in a row (the attack starts 150 s after boot) before
-# taking the reference.
-vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile vpower.hostile_delay=150"
+# held for 15 s in a row before taking the reference, then tell the
+# guest to attack: "g" on its echo port (it would start on its own 300 s
+# after boot, too late for this check, if that never arrived).
+VP_GUEST_ECHO_PORT=1 vp_guest_start hostile idle 1 "vpower.agent=1 vpower.agenttest=hostile vpower.hostile_delay=300"
 vp_guest_wait_ready hostile 180
 before=$(placement) stable=0
 for ((i = 0; i < 140 && stable < 15; i++)); do
@@ -223,7 +226,22 @@ grep -aq 'VPOWER-AGENT-HOSTILE-START' "$(console hostile)" &&
     vp_fail "the attack began before placement settled; raise vpower.hostile_delay"
 vms0=$("$CTL" --json list 2>/dev/null) || vp_fail "vpowerctl list failed before the attack"
 log0=$(wc -l < "$VPD_TMP/vpowerd.log")
+# The guest reads the port only while it has it open and drops what
+# came in between, so "g" is repeated until the attack starts.
+python3 - "$(vp_echo_sock hostile)" <<'EOP' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+for _ in range(600):
+    s.sendall(b"g")
+    time.sleep(0.2)
+EOP
+GO_PID=$!
 t_start=$(vpd_wait_marker hostile 'VPOWER-AGENT-HOSTILE-START' 200)
+kill "$GO_PID" 2>/dev/null; wait "$GO_PID" 2>/dev/null || true
+GO_PID=
+grep -aq 'VPOWER-AGENT-HOSTILE-GO' "$(console hostile)" ||
+    vp_fail "the attack did not start on the host's go (echo port)"
 vpd_wait_marker hostile 'VPOWER-AGENT-HOSTILE-DONE' 120 > /dev/null
 sleep 3
 after=$(placement)

@@ -294,13 +294,13 @@ vpd_mem_cleanup() {
 }
 
 # vpd_guest_trap: the EXIT trap of a vpowerd test with guests.  It stops
-# the test's helpers ($POLL_PID, $ECHO_PID where set), then vpowerd
-# (SIGTERM, SIGKILL 2 s later, so the restore runs before lib.sh's
-# vp_cleanup destroys the guests), removes $VPD_MEM, and runs vp_cleanup
-# with the test's exit status.
+# the test's helpers ($POLL_PID, $ECHO_PID, $GO_PID where set), then
+# vpowerd (SIGTERM, SIGKILL 2 s later, so the restore runs before
+# lib.sh's vp_cleanup destroys the guests), removes $VPD_MEM, and runs
+# vp_cleanup with the test's exit status.
 vpd_guest_stop() {
     local p
-    for p in "${POLL_PID:-}" "${ECHO_PID:-}"; do
+    for p in "${POLL_PID:-}" "${ECHO_PID:-}" "${GO_PID:-}"; do
         [ -n "$p" ] || continue
         kill -TERM "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
