@@ -141,6 +141,7 @@ main(int argc, char **argv)
     uint32_t want_freq[POL_MAX_DOMAINS];
     unsigned blocks = 0, samples = 0, kicks = 0;
     size_t nv = 0, nc = 0;
+    int rc = 0;
     FILE *f;
 
     if (argc != 2 || !(f = fopen(argv[1], "r"))) {
@@ -345,27 +346,38 @@ main(int argc, char **argv)
             if (r < 0) {
                 fprintf(stderr, "replay-check: line %u: pol_decide: %s\n",
                         lineno, strerror(-r));
-                return 1;
+                rc = 1;
+                goto done;
             }
             blocks++;
             if (!cpuset_equal(&plan->active, &want_active)
                 || memcmp(plan->dom_freq_khz, want_freq,
                           model.n_domains * sizeof *want_freq)
                 || plan->next_interval_ns != want_next) {
+                unsigned d = 0;
+
+                while (d + 1 < model.n_domains
+                       && plan->dom_freq_khz[d] == want_freq[d]) {
+                    d++;
+                }
                 cpuset_format(&plan->active, set1, sizeof set1);
                 cpuset_format(&want_active, set2, sizeof set2);
                 fprintf(stderr, "replay-check: block %u (line %u): active "
-                        "%s, recorded %s; next %" PRIu64 " vs %" PRIu64
-                        "\n", blocks, lineno, set1, set2,
+                        "%s, recorded %s; domain %u %" PRIu32 " kHz, "
+                        "recorded %" PRIu32 "; next %" PRIu64 " vs %" PRIu64
+                        "\n", blocks, lineno, set1, set2, d,
+                        plan->dom_freq_khz[d], want_freq[d],
                         plan->next_interval_ns, want_next);
-                return 1;
+                rc = 1;
+                goto done;
             }
             for (size_t i = 0; i < nv; i++) {
                 if (plan->vm_reason[i] != want_reason[i]) {
                     fprintf(stderr, "replay-check: block %u: VM %zu reason "
                             "%u, recorded %u\n", blocks, i,
                             plan->vm_reason[i], want_reason[i]);
-                    return 1;
+                    rc = 1;
+                    goto done;
                 }
             }
             for (size_t k = 0; k < nc; k++) {
@@ -377,7 +389,8 @@ main(int argc, char **argv)
                     fprintf(stderr, "replay-check: block %u: vCPU %zu "
                             "allowed %s, recorded %s\n", blocks, k, set1,
                             set2);
-                    return 1;
+                    rc = 1;
+                    goto done;
                 }
             }
             /* VMs gone from the input take their history with them. */
@@ -388,10 +401,14 @@ main(int argc, char **argv)
             }
         }
     }
+done:
     fclose(f);
     free(model_text);
     pol_plan_destroy(plan);
     pol_state_destroy(st);
+    if (rc) {
+        return rc;                /* A mismatch, printed. */
+    }
     if (!blocks) {
         fprintf(stderr, "replay-check: no complete block\n");
         return 99;

@@ -134,7 +134,8 @@ for r in sat1 sat0 satx; do
     if [ $r = sat1 ]; then
         [ $rc = 0 ] || fail "$r: replay-check: $(tail -2 "$tmp/$r.rc")"
     else
-        [ $rc = 1 ] || fail "$r: replay-check exit $rc, want 1"
+        [ $rc = 1 ] ||
+            fail "$r: replay-check exit $rc, want 1: $(tail -3 "$tmp/$r.rc")"
     fi
 done
 
