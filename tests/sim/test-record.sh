@@ -10,8 +10,8 @@
 #    script, older policy build; see its README) must still be read: 36
 #    decisions.  Its plans are compared but not required identical: they
 #    are identical only with the policy build that wrote it.
-# 3. Malformed recordings are FILE:LINE errors; a last block cut by a
-#    kill is dropped with a note, not an error.
+# 3. Malformed recordings are FILE:LINE errors.
+# 4. A last block cut by a kill is dropped with a note, not an error.
 # 5. A saturated host's turbo points replay only with the recording's
 #    saturation_turbo (both readers).
 set -u
