@@ -34,7 +34,7 @@ struct pol_opp {
     uint32_t capacity;        /* Per CPU at this point, capacity units. */
     uint32_t busy_mw;         /* One physical core 100% busy here. */
     bool turbo;               /* Above nominal: not guaranteed. */
-    uint32_t cluster_mw;      /* Added: cluster power while the domain
+    uint32_t cluster_mw;      /* Cluster power while the domain
                                * runs at this point (Arm EAS per-OPP
                                * cluster cost); 0 = cluster_active_mw. */
 };

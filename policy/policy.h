@@ -174,7 +174,7 @@ struct pol_config {
                                   * (default true): vpowerd then never
                                   * holds a saturated host below what
                                   * the kernel would run it at. */
-    size_t max_vcpus;            /* Added: most vCPUs (and VMs) one
+    size_t max_vcpus;            /* Most vCPUs (and VMs) one
                                   * decision may see; pol_state_create()
                                   * sizes its scratch for it (default
                                   * 4096); more gives -ENOSPC. */
@@ -223,7 +223,7 @@ struct pol_plan {
     uint64_t next_interval_ns;       /* When to decide again. */
     uint32_t est_power_mw;           /* Model estimate for this plan at
                                       * the tracked load. */
-    uint32_t *vcpu_vm;               /* Added: [max_vcpus]: VM index of
+    uint32_t *vcpu_vm;               /* [max_vcpus]: VM index of
                                       * each vCPU, so pol_plan_diff() can
                                       * fill pol_action.vm. */
 };

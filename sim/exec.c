@@ -977,7 +977,7 @@ exec_step(struct exec_host *h, const float *demand)
 
     serve_all(h, demand);
     /* The sums stay in locals (the arrays written below could alias
-     * them), added in vCPU order as always. */
+     * them), added in vCPU order (the order fixes the rounding). */
     for (size_t v = 0; v < h->n_vcpus; v++) {
         demand_work += demand[v] * (double) POL_CAPACITY_SCALE;
     }

@@ -8,11 +8,11 @@
 # unreplayed and the fixture as the crash left it: a configuration that
 # is a FIFO (used to block forever), a directory or /dev/zero (used to
 # say "FILE:0: Invalid argument"), writable by everyone; an admin_group
-# that does not exist and an over-long control_socket or --socket (used
-# to be refused without FILE:LINE after the journal replay); managed_cpus
-# naming CPUs the host lacks (used to be accepted); an energy model that
-# is a FIFO; a journal planted in a world-writable directory or (as root)
-# owned by another user (used to be replayed as root).  Finally a good
+# that does not exist and an over-long control_socket or --socket
+# (refused with FILE:LINE, before the journal replay); managed_cpus
+# naming CPUs the host lacks; an energy model that is a FIFO; a journal
+# planted in a world-writable directory or (as root) owned by another
+# user (refused, never replayed as root).  Finally a good
 # start replays the journal and SIGTERM leaves the fixture byte for byte
 # as it was, trailing newlines included.
 set -eu
