@@ -356,18 +356,29 @@ main(int argc, char **argv)
                 || plan->next_interval_ns != want_next) {
                 unsigned d = 0;
 
-                while (d + 1 < model.n_domains
+                /* Names only the parts that differ. */
+                fprintf(stderr, "replay-check: block %u (line %u):",
+                        blocks, lineno);
+                if (!cpuset_equal(&plan->active, &want_active)) {
+                    cpuset_format(&plan->active, set1, sizeof set1);
+                    cpuset_format(&want_active, set2, sizeof set2);
+                    fprintf(stderr, " active %s, recorded %s;", set1, set2);
+                }
+                while (d < model.n_domains
                        && plan->dom_freq_khz[d] == want_freq[d]) {
                     d++;
                 }
-                cpuset_format(&plan->active, set1, sizeof set1);
-                cpuset_format(&want_active, set2, sizeof set2);
-                fprintf(stderr, "replay-check: block %u (line %u): active "
-                        "%s, recorded %s; domain %u %" PRIu32 " kHz, "
-                        "recorded %" PRIu32 "; next %" PRIu64 " vs %" PRIu64
-                        "\n", blocks, lineno, set1, set2, d,
-                        plan->dom_freq_khz[d], want_freq[d],
-                        plan->next_interval_ns, want_next);
+                if (d < model.n_domains) {
+                    fprintf(stderr, " domain %u %" PRIu32 " kHz, recorded %"
+                            PRIu32 ";", d, plan->dom_freq_khz[d],
+                            want_freq[d]);
+                }
+                if (plan->next_interval_ns != want_next) {
+                    fprintf(stderr, " next interval %" PRIu64 " ns, "
+                            "recorded %" PRIu64 ";", plan->next_interval_ns,
+                            want_next);
+                }
+                fputc('\n', stderr);
                 rc = 1;
                 goto done;
             }

@@ -136,6 +136,9 @@ for r in sat1 sat0 satx; do
     else
         [ $rc = 1 ] ||
             fail "$r: replay-check exit $rc, want 1: $(tail -3 "$tmp/$r.rc")"
+        echo "$r: $(grep 'replay-check: block' "$tmp/$r.rc")"
+        grep -q "domain [0-9]* [0-9]* kHz, recorded 3600000;" "$tmp/$r.rc" ||
+            fail "$r: replay-check does not name the turbo point: $(tail -2 "$tmp/$r.rc")"
     fi
 done
 
