@@ -15,12 +15,12 @@
  * only through the driver tables of the 'struct vpd' it runs on
  * (manager/drivers/drv.h and the meter's, manager/drivers/meter.h),
  * reads time only from the clock its caller hands in, and reaches
- * everything else (finer vCPU counters, measured frequency, thermal
- * caps, the journal, the record) through optional hooks.  So vpowerd
- * (libvirt and sysfs drivers, the monotonic clock), the simulator (drivers backed by its execution
- * model, a virtual clock), the replay of a recording (drivers answering
- * from it, sim/replayhost.h) and the unit tests (dummy drivers) run the
- * same code.
+ * everything else (finer vCPU counters, measured frequency, thermal caps, the
+ * journal, the record) through optional hooks.  So vpowerd (libvirt and sysfs
+ * drivers, the monotonic clock), the simulator (drivers backed by its
+ * execution model, a virtual clock), the replay of a recording (drivers
+ * answering from it, sim/replayhost.h) and the unit tests (dummy drivers) run
+ * the same code.
  *
  * What is in force is kept per VM (vpd_vcpu.applied, vpd_vm.emu_applied)
  * and per host (d->applied's host fields), so VMs may come and go between
@@ -200,11 +200,11 @@ void cycle_run(struct vpd *d, bool sample);
 void cycle_hint(struct vpd *d, struct vpd_vm *vm, uint64_t read_ns);
 
 /* The next decision comes without the period's refresh of every VM's
- * running job (manager/migration.h): before its first pin of a VM it
- * asks that VM through hv_ops->migr_job, and leaves the VM's pins alone
- * while a migration runs (libvirt would hold the pin behind the
- * migration job, up to its state-change lock's timeout).  A guest hint's decision uses this so
- * that it asks the few VMs it pins rather than every VM on the host. */
+ * running job (manager/migration.h): before its first pin of a VM it asks
+ * that VM through hv_ops->migr_job, and leaves the VM's pins alone while a
+ * migration runs (libvirt would hold the pin behind the migration job, up
+ * to its state-change lock's timeout).  A guest hint's decision uses this
+ * so that it asks the few VMs it pins rather than every VM on the host. */
 void cycle_check_jobs(struct vpd *d);
 
 /* How long until the next cycle: the plan's next_interval_ns clamped

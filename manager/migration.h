@@ -25,9 +25,10 @@
  *                 this host.
  *
  * GONE and ARRIVED stay until migr_done() or migr_taken(); FROZEN and
- * MANAGE follow the job answer at each call.  A migration that fails on
- * the source before its final pause raises no event: the job answer then
- * turns FROZEN back into MANAGE.  Pure: no I/O, no clock, no globals.  Uuids are copied. */
+ * MANAGE follow the job answer at each call.  A migration that fails on the
+ * source before its final pause raises no event: the job answer then turns
+ * FROZEN back into MANAGE.  Pure: no I/O, no clock, no globals.  Uuids are
+ * copied. */
 
 #ifndef VPOWER_MIGRATION_H
 #define VPOWER_MIGRATION_H 1

@@ -308,9 +308,9 @@ top_pool(struct pol_state *st, const struct pol_input *in,
  * shrink/grow cycle.  A spread for ready time or host pressure counts
  * as such a growth: the packed pool made work wait, and packing again
  * after the plain dwell makes it wait again, a pack/spread cycle every
- * few periods.  Only the first growth after a shrink counts (a spread
- * grows for several periods in a row; that is one undone packing).  Then the dwell restarts on any resize, from the
- * previous pool 'kp' to 'k'. */
+ * few periods.  Only the first growth after a shrink counts (a spread grows
+ * for several periods in a row; that is one undone packing).  Then the
+ * dwell restarts on any resize, from the previous pool 'kp' to 'k'. */
 static void
 backoff(struct pol_state *st, unsigned kp, unsigned k)
 {

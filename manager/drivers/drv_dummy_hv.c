@@ -21,13 +21,13 @@
  * vCPUs that share CPUs are reported as running spread over them
  * (ran_on()).  The file is re-read when it changes (mtime, size or
  * inode), so a test can change the load while vpowerd runs.  Like
- * libvirt, the driver reports domains that appear or vanish in the file
- * as DRV_EV_STARTED/STOPPED: a timer looks at the file every
- * DUMMY_POLL_NS (this is a test driver; the real one is told by
- * libvirtd), and events are raised from a timer of their own, never from
- * inside list(), which the daemon's resync on DRV_EV_STARTED calls.  A file that does not parse is reported and the
- * last good one stays in force, as a hypervisor keeps its domains when
- * one request is bad.
+ * libvirt, the driver reports domains that appear or vanish in the file as
+ * DRV_EV_STARTED/STOPPED: a timer looks at the file every DUMMY_POLL_NS (this
+ * is a test driver; the real one is told by libvirtd), and events are raised
+ * from a timer of their own, never from inside list(), which the daemon's
+ * resync on DRV_EV_STARTED calls.  A file that does not parse is reported and
+ * the last good one stays in force, as a hypervisor keeps its domains when one
+ * request is bad.
  * migr= scripts a live migration, raising what libvirt raises
  * (drv.h, enum drv_migr; the migration event first, then the plain one)
  * and answering migr_job() accordingly:
