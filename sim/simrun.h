@@ -123,8 +123,9 @@ struct sim_opts {
     uint32_t headroom_pct;        /* vpower's headroom_pct (vpowerd.conf)
                                    * for every vpower row; 0 = vpowerd's
                                    * default (sim/equal.h raises it). */
-    bool profile;                 /* Measure the CPU time of vpower's
+    bool profile;                 /* Measure the time of vpower's
                                    * cycles and of pol_decide() in them
+                                   * on the monotonic clock
                                    * (sim_result.cycle_s, decide_s). */
 };
 
@@ -202,7 +203,7 @@ struct sim_result {
     unsigned hosts;
     size_t n_vms, n_vcpus;
     uint64_t n_decisions;         /* vpower cycles (pol_decide() calls). */
-    double decide_s;              /* CPU time inside pol_decide() and */
+    double decide_s;              /* Time inside pol_decide() and */
     double cycle_s;               /* inside vpowerd's cycles
                                    * (cycle_run(), pol_decide() and the
                                    * simulated drivers' answers to its
