@@ -294,6 +294,27 @@ util_utf8_len(const char *s, size_t n)
 }
 
 bool
+util_utf8_hidden(const char *s, size_t k)
+{
+    const unsigned char *p = (const unsigned char *) s;
+    uint32_t cp;
+
+    if (k == 2) {
+        cp = (uint32_t) (p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    } else if (k == 3) {
+        cp = (uint32_t) (p[0] & 0x0f) << 12 | (uint32_t) (p[1] & 0x3f) << 6
+             | (p[2] & 0x3f);
+    } else {
+        return false;             /* ASCII, or nothing this hides. */
+    }
+    return cp == 0x00ad || cp == 0x061c || cp == 0x180e
+           || (cp >= 0x200b && cp <= 0x200f)
+           || (cp >= 0x2028 && cp <= 0x202e)
+           || (cp >= 0x2060 && cp <= 0x206f)
+           || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
+bool
 util_utf8_valid(const char *s, size_t n)
 {
     while (n) {
@@ -329,6 +350,11 @@ escape_one(const char *s, size_t k, char esc[16])
     } else if (k == 2 && c == 0xc2 && (unsigned char) s[1] < 0xa0) {
         /* U+0080..U+009F: the C1 controls (CSI among them). */
         snprintf(esc, 16, "\\x%02x\\x%02x", c, (unsigned char) s[1]);
+    } else if (util_utf8_hidden(s, k)) {
+        for (size_t i = 0; i < k; i++) {
+            snprintf(esc + 4 * i, 16 - 4 * i, "\\x%02x",
+                     (unsigned char) s[i]);
+        }
     }
 }
 

@@ -74,7 +74,8 @@ int util_check_trusted_dir(const char *dir, const char *what,
  *     is not printable UTF-8 becomes a C-style escape, so one message
  *     stays one line and no terminal sequence gets through: "\n", "\r",
  *     "\t", "\\" for a backslash, and "\xNN" for every other byte of a C0
- *     or C1 control, DEL, or an invalid UTF-8 sequence;
+ *     or C1 control, DEL, an invisible or bidirectional formatting
+ *     character (util_utf8_hidden()), or an invalid UTF-8 sequence;
  *   - JSON (control replies, vpowerctl --json): JSON escapes controls
  *     itself, so only invalid UTF-8 is replaced, each invalid byte by
  *     U+FFFD, and the output is always valid UTF-8.
@@ -85,6 +86,16 @@ int util_check_trusted_dir(const char *dir, const char *what,
 /* Length (1 to 4) of the valid UTF-8 sequence at the start of the 'n'
  * bytes at 's', or 0 if they do not start with one (n == 0 included). */
 size_t util_utf8_len(const char *s, size_t n);
+
+/* True if the valid 'k'-byte UTF-8 sequence at 's' is a character that
+ * prints as nothing, breaks the line or reorders what follows: the soft
+ * hyphen, the zero-width and joiner characters, the line and paragraph
+ * separators, the bidirectional marks, embeddings,
+ * overrides and isolates (U+061C, U+200E/F, U+202A..E, U+2066..9, which
+ * can make a log line read differently from its bytes), the word joiner
+ * and invisible operators, the byte-order mark, the Mongolian vowel
+ * separator and the interlinear annotation controls. */
+bool util_utf8_hidden(const char *s, size_t k);
 
 /* True if the 'n' bytes at 's' are all valid UTF-8. */
 bool util_utf8_valid(const char *s, size_t n);

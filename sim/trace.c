@@ -284,40 +284,6 @@ trace_next_line(const char *text, size_t len, size_t *pos,
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at 's' ('n' bytes left), or 0 if
- * none starts there (overlong forms and surrogates are not valid). */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t k;
-
-    if (s[0] < 0x80) {
-        return 1;
-    } else if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        k = 2;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        k = 3;
-        lo = s[0] == 0xe0 ? 0xa0 : 0x80;
-        hi = s[0] == 0xed ? 0x9f : 0xbf;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        k = 4;
-        lo = s[0] == 0xf0 ? 0x90 : 0x80;
-        hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (n < k || s[1] < lo || s[1] > hi) {
-        return 0;
-    }
-    for (size_t i = 2; i < k; i++) {
-        if (s[i] < 0x80 || s[i] > 0xbf) {
-            return 0;
-        }
-    }
-    return k;
-}
-
 const char *
 trace_esc(char *out, size_t outlen, const char *s, size_t n, size_t cap)
 {
@@ -325,11 +291,13 @@ trace_esc(char *out, size_t outlen, const char *s, size_t n, size_t cap)
     size_t i = 0, o = 0, m = n < cap ? n : cap;
 
     while (i < m) {
-        size_t k = utf8_len(u + i, n - i);
+        size_t k = util_utf8_len(s + i, n - i);
         size_t step = k ? k : 1;
-        /* C0 and DEL alone, C1 as its two-byte UTF-8 form. */
+        /* C0 and DEL alone, C1 as its two-byte UTF-8 form, and what
+         * prints as nothing or reorders the line. */
         bool ctl = (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))
-                   || (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0);
+                   || (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)
+                   || util_utf8_hidden(s + i, k);
         size_t need = !k || ctl ? 4 * step : k;
 
         /* Whole characters only; room for "..." and the NUL. */

@@ -467,6 +467,11 @@ test_escape(void)
                   "a\\x00b\\x7f"));
     CHECK(!strcmp(trace_esc(out, sizeof out, "\xc2\x85", 2, 100),
                   "\\xc2\\x85"));
+    /* A byte-order mark inside a file and a right-to-left override
+     * would show as nothing or turn the message around. */
+    CHECK(!strcmp(trace_esc(out, sizeof out, "4\xef\xbb\xbf""2 \xe2\x80\xae"
+                            "x", 10, 100),
+                  "4\\xef\\xbb\\xbf""2 \\xe2\\x80\\xae""x"));
     /* A cut never splits an escape or a character; escaping twice
      * changes nothing. */
     CHECK(!strcmp(trace_esc(out, sizeof out, "ab\x01" "cd", 5, 3),

@@ -77,6 +77,21 @@ test_escape(void **state)
                         "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x8b");
     assert_string_equal(util_escape("a\tb\x01", out, sizeof out),
                         "a\\tb\\x01");
+    /* A right-to-left override, a byte-order mark, a zero-width space
+     * and a soft hyphen print as nothing or reorder the line: escaped;
+     * the characters next to them in the table are not. */
+    assert_string_equal(util_escape("ok \xe2\x80\xae""fed \xef\xbb\xbf"
+                                    "\xe2\x80\x8b""a\xc2\xad""b", out,
+                                    sizeof out),
+                        "ok \\xe2\\x80\\xae""fed \\xef\\xbb\\xbf"
+                        "\\xe2\\x80\\x8b""a\\xc2\\xad""b");
+    assert_string_equal(util_escape("\xe2\x80\x90\xe2\x80\xaf\xc2\xae",
+                                    out, sizeof out),
+                        "\xe2\x80\x90\xe2\x80\xaf\xc2\xae");
+    assert_true(util_utf8_hidden("\xe2\x81\xa6", 3));       /* LRI */
+    assert_true(util_utf8_hidden("\xd8\x9c", 2));            /* ALM */
+    assert_false(util_utf8_hidden("\xe2\x82\xac", 3));      /* Euro */
+    assert_false(util_utf8_hidden("a", 1));
     /* Truncated, overlong, surrogate and out-of-range sequences. */
     assert_string_equal(util_escape("\xe2\x82 \xc0\xaf \xed\xa0\x80 "
                                     "\xf4\x90\x80\x80", out, sizeof out),
