@@ -92,8 +92,11 @@ parse_num(const char *f, double *out)
     return !*end && isfinite(*out);
 }
 
+/* Most ';'-separated fields a header or row may have. */
+#define BB_MAX_FIELDS 16
+
 /* Reads the header line 'row': it must start with "Timestamp"; sets
- * '*n_hdr' to its number of ';'-separated fields. */
+ * '*n_hdr' to its number of ';'-separated fields (5 to BB_MAX_FIELDS). */
 static int
 bb_header(const char *file, const char *row, size_t *n_hdr, char *err,
           size_t errlen)
@@ -105,6 +108,12 @@ bb_header(const char *file, const char *row, size_t *n_hdr, char *err,
     *n_hdr = 1;
     for (const char *c = row; *c; c++) {
         *n_hdr += *c == ';';
+    }
+    /* The five columns read here come first; GWA-T-12 files have 11. */
+    if (*n_hdr < 5 || *n_hdr > BB_MAX_FIELDS) {
+        snprintf(err, errlen, "%s:1: header has %zu fields, expected 5 to "
+                 "%d", file, *n_hdr, BB_MAX_FIELDS);
+        return -EINVAL;
     }
     return 0;
 }
@@ -120,7 +129,7 @@ bb_parse(const char *file, char *text, size_t len, struct bb_file *bf,
     memset(bf, 0, sizeof *bf);
     while (trace_next_line(text, len, &pos, &l)) {
         char *row = text + l.off;
-        char *fields[16];
+        char *fields[BB_MAX_FIELDS];
         size_t nf = 0;
         double v[5];
 
@@ -142,11 +151,14 @@ bb_parse(const char *file, char *text, size_t len, struct bb_file *bf,
             snprintf(err, errlen, "%s:%zu: empty line", file, l.no);
             return -EINVAL;
         }
-        for (char *f = strtok_r(row, ";", &save); f && nf < 16;
+        for (char *f = strtok_r(row, ";", &save); f;
              f = strtok_r(NULL, ";", &save)) {
-            fields[nf++] = f;
+            if (nf < BB_MAX_FIELDS) {
+                fields[nf] = f;
+            }
+            nf++;                 /* All of them, for the message. */
         }
-        if (nf != n_hdr || nf < 5) {
+        if (nf != n_hdr) {
             snprintf(err, errlen, "%s:%zu: %zu fields, expected %zu", file,
                      l.no, nf, n_hdr);
             return -EINVAL;

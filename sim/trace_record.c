@@ -256,7 +256,11 @@ vm_line(struct rp *p, char **tok, size_t nt)
                    nt > 18 ? "more" : "fewer");
     }
     if (p->vm_vcpus_left) {
-        return bad(p, "VM line before the previous VM's %s V lines", "");
+        char n[24];
+
+        snprintf(n, sizeof n, "%zu", p->vm_vcpus_left);
+        return bad(p, "VM line before the previous VM's V lines are "
+                   "complete (%s missing)", n);
     }
     if (!u32_of(tok[1], &i) || i != p->n_vms) {
         return bad(p, "VM index '%s' out of order", tok[1]);

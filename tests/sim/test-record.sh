@@ -76,6 +76,9 @@ line=$(grep -n '^S ' "$rec" | sed -n 5p | cut -d: -f1)
 expect_err s-text "${line}s/ [0-9]* [0-9]*\$/ 12x 0/" "$line: malformed S line"
 line=$(grep -n '^V ' "$rec" | sed -n 7p | cut -d: -f1)
 expect_err v-short "${line}s/ [-0-9]*\$//" "$line: malformed V line"
+line=$(grep -n '^VM 1 ' "$rec" | sed -n 1p | cut -d: -f1)
+expect_err v-missing "$((line + 3)),$((line + 4))d" \
+    "$((line + 3)): VM line before the previous VM's V lines are complete (1 missing)"
 line=$(grep -n '^P ' "$rec" | sed -n 3p | cut -d: -f1)
 expect_err p-freqs "${line}s/ [0-9,]* [-0-9,]*\$/ 1,2 -1/" "$line: P needs one"
 expect_err version "1s/^VPREC 1 /VPREC 2 /" "1: record format version 2"
