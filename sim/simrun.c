@@ -140,11 +140,11 @@ virtual_clock(void *aux)
 
 /* The profile's clock: monotonic time, which the C library reads
  * without entering the kernel (tens of ns).  The thread's CPU-time
- * clock is a system call (over a microsecond here, with page-table
- * isolation), and reading it four times per cycle made the run it
- * measured a twentieth slower.  On a machine that runs nothing else the
- * two agree; time the thread spends preempted is charged to what it was
- * running, so the shares stay fair. */
+ * clock is a system call (over a microsecond with page-table
+ * isolation): read four times per cycle, it would add a twentieth to the
+ * run it measures.  On a machine that runs nothing else the two agree;
+ * time the thread spends preempted is charged to what it was running,
+ * so the shares stay fair. */
 static double
 profile_now_s(void)
 {
