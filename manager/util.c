@@ -315,6 +315,17 @@ util_utf8_hidden(const char *s, size_t k)
 }
 
 bool
+util_utf8_unprintable(const char *s, size_t k)
+{
+    const unsigned char *p = (const unsigned char *) s;
+
+    /* C0 and DEL; C1 (CSI among them) as its two-byte form. */
+    return (k == 1 && (p[0] < 0x20 || p[0] == 0x7f))
+           || (k == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+           || util_utf8_hidden(s, k);
+}
+
+bool
 util_utf8_valid(const char *s, size_t n)
 {
     while (n) {
@@ -345,13 +356,8 @@ escape_one(const char *s, size_t k, char esc[16])
         strcpy(esc, "\\t");
     } else if (k == 1 && c == '\\') {
         strcpy(esc, "\\\\");
-    } else if (k <= 1 && (c < 0x20 || c >= 0x7f)) {
-        snprintf(esc, 16, "\\x%02x", c);
-    } else if (k == 2 && c == 0xc2 && (unsigned char) s[1] < 0xa0) {
-        /* U+0080..U+009F: the C1 controls (CSI among them). */
-        snprintf(esc, 16, "\\x%02x\\x%02x", c, (unsigned char) s[1]);
-    } else if (util_utf8_hidden(s, k)) {
-        for (size_t i = 0; i < k; i++) {
+    } else if (!k || util_utf8_unprintable(s, k)) {
+        for (size_t i = 0; i < (k ? k : 1); i++) {
             snprintf(esc + 4 * i, 16 - 4 * i, "\\x%02x",
                      (unsigned char) s[i]);
         }

@@ -90,12 +90,18 @@ size_t util_utf8_len(const char *s, size_t n);
 /* True if the valid 'k'-byte UTF-8 sequence at 's' is a character that
  * prints as nothing, breaks the line or reorders what follows: the soft
  * hyphen, the zero-width and joiner characters, the line and paragraph
- * separators, the bidirectional marks, embeddings,
- * overrides and isolates (U+061C, U+200E/F, U+202A..E, U+2066..9, which
- * can make a log line read differently from its bytes), the word joiner
- * and invisible operators, the byte-order mark, the Mongolian vowel
- * separator and the interlinear annotation controls. */
+ * separators, the bidirectional marks, embeddings, overrides and
+ * isolates (U+061C, U+200E/F, U+202A..E, U+2066..9, which can make a log
+ * line read differently from its bytes), the word joiner and invisible
+ * operators, the byte-order mark, the Mongolian vowel separator and the
+ * interlinear annotation controls. */
 bool util_utf8_hidden(const char *s, size_t k);
+
+/* True if the valid 'k'-byte UTF-8 sequence at 's' is to be escaped in
+ * text for people: a C0 control, DEL, a C1 control (U+0080..U+009F) or
+ * a util_utf8_hidden() character.  util_escape() and the simulator's
+ * trace_esc() both ask this. */
+bool util_utf8_unprintable(const char *s, size_t k);
 
 /* True if the 'n' bytes at 's' are all valid UTF-8. */
 bool util_utf8_valid(const char *s, size_t n);

@@ -293,11 +293,7 @@ trace_esc(char *out, size_t outlen, const char *s, size_t n, size_t cap)
     while (i < m) {
         size_t k = util_utf8_len(s + i, n - i);
         size_t step = k ? k : 1;
-        /* C0 and DEL alone, C1 as its two-byte UTF-8 form, and what
-         * prints as nothing or reorders the line. */
-        bool ctl = (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))
-                   || (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)
-                   || util_utf8_hidden(s + i, k);
+        bool ctl = util_utf8_unprintable(s + i, k);
         size_t need = !k || ctl ? 4 * step : k;
 
         /* Whole characters only; room for "..." and the NUL. */

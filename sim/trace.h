@@ -163,10 +163,10 @@ bool trace_next_line(const char *text, size_t len, size_t *pos,
  * printable rendering of the first 'cap' of the 'n' bytes at 's', for
  * messages that quote input: valid UTF-8 stays as it is except control
  * characters (C0, DEL, C1) and the invisible and bidirectional
- * formatting characters of util_utf8_hidden(), which become "\xNN" byte
- * by byte, as does every byte that is not part of valid UTF-8 (NUL
- * included); "..."
- * follows when bytes were left out (beyond 'cap', or 'out' full).
+ * formatting characters (util_utf8_unprintable()), which become "\xNN"
+ * byte by byte, as does every byte that is not part of valid UTF-8 (NUL
+ * included); "..." follows when bytes were left out (beyond 'cap', or
+ * 'out' full).
  * Printable ASCII, the backslash included, is kept: escaping an escaped
  * text changes nothing, and the result is for people, not for parsing
  * back.  Returns 'out'. */
