@@ -71,6 +71,17 @@ clk_now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+uint64_t
+clk_process_cpu_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0) {
+        return 0;
+    }
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
 static void tfd_cb(int fd, uint32_t events, void *aux);
 
 struct sched *

@@ -49,5 +49,8 @@ void sched_quit(struct sched *, int code);
 uint64_t sched_now_ns(const struct sched *);
 /* Reads CLOCK_MONOTONIC now. */
 uint64_t clk_now_ns(void);
+/* CPU time (user + system, all threads) this process has used since it
+ * started, ns: what the power manager itself costs. */
+uint64_t clk_process_cpu_ns(void);
 
 #endif /* manager/sched.h */

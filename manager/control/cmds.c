@@ -441,6 +441,7 @@ status_result(struct vpd *d)
     add_dbl(r, "uptime_seconds",
             d->start_ns && now > d->start_ns
             ? (double) (now - d->start_ns) / 1e9 : 0.0);
+    add_dbl(r, "cpu_seconds", (double) clk_process_cpu_ns() / 1e9);
     add_str(r, "driver", d->hv_ops ? d->hv_ops->name : "none");
     add_bool(r, "connected", d->hv != NULL);
     add_bool(r, "dry_run", d->dry_run);

@@ -50,6 +50,9 @@ static const struct fam F_BUILD = { "vpower_build_info", G,
     "Version of the vpowerd answering; always 1." };
 static const struct fam F_UPTIME = { "vpower_uptime_seconds", G,
     "Time since vpowerd started." };
+static const struct fam F_DAEMON_CPU = { "vpower_daemon_cpu_seconds_total",
+    C, "CPU time (user + system) vpowerd itself has used since it "
+    "started: what the power manager costs." };
 static const struct fam F_HV = { "vpower_hypervisor_connected", G,
     "1 if vpowerd is connected to its hypervisor driver." };
 static const struct fam F_DRY = { "vpower_dry_run", G,
@@ -659,6 +662,7 @@ render_status(struct rctx *r, struct json_object *s)
         sample(r, &F_BUILD, l, 1);
     }
     num_sample(r, &F_UPTIME, s, "uptime_seconds", NULL, 1);
+    num_sample(r, &F_DAEMON_CPU, s, "cpu_seconds", NULL, 1);
     {
         const char *l[] = { "driver", jsonget_str(s, "driver", ""), NULL };
 

@@ -592,12 +592,18 @@ render_status_head(struct json_object *r, FILE *f)
     double e = jsonget_num_or(r, "energy_joules", 0);
     double base = jsonget_num_or(r, "baseline_energy_joules", 0);
     double saved = jsonget_num_or(r, "saved_joules", 0);
+    double up = jsonget_num_or(r, "uptime_seconds", 0);
+    double cpu = jsonget_num_or(r, "cpu_seconds", 0);
 
     tbl_init(&t, 2);
     kv(&t, "vpowerd:", fmt(b2, sizeof b2, "%s, up %s",
                            jsonget_str(r, "version", "?"),
-                           duration(b1, sizeof b1,
-                                    jsonget_num_or(r, "uptime_seconds", 0))));
+                           duration(b1, sizeof b1, up)));
+    /* The manager's own cost, as a share of one CPU since it started. */
+    if (jsonget_field(r, "cpu_seconds")) {
+        kv(&t, "Own CPU:", fmt(b2, sizeof b2, "%.2f s (%.2f %% of one CPU)",
+                               cpu, up > 0 ? 100.0 * cpu / up : 0.0));
+    }
     kv(&t, "Driver:", fmt(b2, sizeof b2, "%s (%s)",
                           jsonget_str(r, "driver", "?"),
                           jsonget_bool(r, "connected") ? "connected"

@@ -61,6 +61,21 @@ check_verbs
 # What only the real daemon shows.
 expect 0 "" status --json
 [ "$(jq_py "j['driver'], j['connected']")" = "dummy True" ] || fail "status: $OUT"
+# The daemon's own CPU time lies between what the kernel counted for it
+# just before and just after the request (utime + stime, in clock ticks;
+# 0.05 s of slack for tick rounding), and is not zero.
+ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$VPD_PID/stat"; }
+hz=$(getconf CLK_TCK)
+t0=$(ticks)
+expect 0 "" status --json
+t1=$(ticks)
+cpu=$(jq_py "j['cpu_seconds']")
+awk -v c="$cpu" -v a="$t0" -v b="$t1" -v hz="$hz" \
+    'BEGIN { exit !(c > 0 && c >= a / hz - 0.05 && c <= b / hz + 0.05) }' ||
+    fail "status cpu_seconds $cpu outside the kernel's $t0..$t1 ticks at $hz Hz"
+expect 0 "" status
+grep -qE '^Own CPU: +[0-9]+\.[0-9]{2} s \([0-9]+\.[0-9]{2} % of one CPU\)$' "$CLI_TMP/out" ||
+    fail "status shows no 'Own CPU:' line: $OUT"
 expect 0 "" list --json
 [ "$(jq_py "sorted(v['name'] for v in j['vms'])")" = "['db', 'web']" ] || fail "list: $OUT"
 pin() { awk -v d="$1" -v w="$2" '$1 == d && $2 == w { print $3 }' "$VPOWER_DUMMY_STATE" 2>/dev/null; }

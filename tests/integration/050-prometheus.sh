@@ -132,5 +132,11 @@ else
     pl_ge "${dec:-0}" 1 || pl_fail "no decisions in 20 s according to Prometheus"
 fi
 pl_log "decisions in the last 20 s: $dec"
+# The manager's own cost reaches Prometheus.  Sleeping between periods,
+# it stays far below one CPU: a daemon that polled would show about 1.
+own=$(pl_scalar 'rate(vpower_daemon_cpu_seconds_total[20s])')
+[ -n "$own" ] && awk -v a="$own" 'BEGIN { exit !(a >= 0 && a < 0.5) }' ||
+    pl_fail "vpower_daemon_cpu_seconds_total rate '${own}' not in [0, 0.5)"
+pl_log "$DAEMON's own CPU over the last 20 s: $own of one CPU"
 pl_log "PASS: $DAEMON daemon, Prometheus $(/usr/bin/prometheus --version 2>&1 | head -1 | awk '{print $3}')"
 exit 0

@@ -28,7 +28,8 @@ def status(a):
     power = 20.0
     energy = power * t
     return {
-        "version": "0.1.0-fake", "uptime_seconds": t, "driver": "dummy",
+        "version": "0.1.0-fake", "uptime_seconds": t,
+        "cpu_seconds": time.process_time(), "driver": "dummy",
         "connected": True, "dry_run": False, "override": "off",
         "period_seconds": a.period, "decisions_total": decisions,
         "power_watts": power, "energy_source": "model",

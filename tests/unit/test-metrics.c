@@ -27,7 +27,8 @@
 #include "manager/control/metrics.h"
 
 static const char status_json[] =
-    "{\"version\":\"0.1.0\",\"uptime_seconds\":12.5,\"driver\":\"libvirt\","
+    "{\"version\":\"0.1.0\",\"uptime_seconds\":12.5,\"cpu_seconds\":0.75,"
+    "\"driver\":\"libvirt\","
     "\"connected\":true,\"dry_run\":false,\"override\":\"off\","
     "\"period_seconds\":1.0,\"decisions_total\":42,\"power_watts\":12.5,"
     "\"energy_source\":\"model\",\"energy_joules\":150.25,"
@@ -364,6 +365,7 @@ test_full_render(void **unused)
         "vpower_override{mode=\"off\"} 1",
         "vpower_override{mode=\"performance\"} 0",
         "vpower_decisions_total 42",
+        "vpower_daemon_cpu_seconds_total 0.75",
         "vpower_power_watts{source=\"model\"} 12.5",
         "vpower_energy_joules_total{source=\"model\"} 150.25",
         "vpower_baseline_energy_joules_total 200.5",
