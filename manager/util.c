@@ -293,20 +293,33 @@ util_utf8_len(const char *s, size_t n)
     return len;
 }
 
+uint32_t
+util_utf8_codepoint(const char *s, size_t k)
+{
+    const unsigned char *p = (const unsigned char *) s;
+    /* The lead byte's payload bits, by sequence length. */
+    static const unsigned char lead_mask[5] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+    uint32_t cp;
+
+    if (k < 1 || k > 4) {
+        return 0;                 /* Not a length util_utf8_len() gives. */
+    }
+    cp = p[0] & lead_mask[k];
+    for (size_t i = 1; i < k; i++) {
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    return cp;
+}
+
 bool
 util_utf8_hidden(const char *s, size_t k)
 {
-    const unsigned char *p = (const unsigned char *) s;
     uint32_t cp;
 
-    if (k == 2) {
-        cp = (uint32_t) (p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-    } else if (k == 3) {
-        cp = (uint32_t) (p[0] & 0x0f) << 12 | (uint32_t) (p[1] & 0x3f) << 6
-             | (p[2] & 0x3f);
-    } else {
+    if (k != 2 && k != 3) {
         return false;             /* ASCII, or nothing this hides. */
     }
+    cp = util_utf8_codepoint(s, k);
     return cp == 0x00ad || cp == 0x061c || cp == 0x180e
            || (cp >= 0x200b && cp <= 0x200f)
            || (cp >= 0x2028 && cp <= 0x202e)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 void *xmalloc(size_t);
@@ -76,9 +77,12 @@ int util_check_trusted_dir(const char *dir, const char *what,
  *     "\t", "\\" for a backslash, and "\xNN" for every other byte of a C0
  *     or C1 control, DEL, an invisible or bidirectional formatting
  *     character (util_utf8_hidden()), or an invalid UTF-8 sequence;
- *   - JSON (control replies, vpowerctl --json): JSON escapes controls
- *     itself, so only invalid UTF-8 is replaced, each invalid byte by
- *     U+FFFD, and the output is always valid UTF-8.
+ *   - JSON (control replies, vpowerctl --json): JSON escapes the C0
+ *     controls itself, so only invalid UTF-8 is replaced, each invalid
+ *     byte by U+FFFD, and the output is always valid UTF-8; vpowerctl
+ *     --json, read on a terminal, also writes the rest of what
+ *     util_utf8_unprintable() names (DEL, C1 controls, hidden
+ *     characters) as \uXXXX escapes.
  *
  * "Valid" is RFC 3629: no overlong forms, no surrogates, nothing above
  * U+10FFFF. */
@@ -86,6 +90,12 @@ int util_check_trusted_dir(const char *dir, const char *what,
 /* Length (1 to 4) of the valid UTF-8 sequence at the start of the 'n'
  * bytes at 's', or 0 if they do not start with one (n == 0 included). */
 size_t util_utf8_len(const char *s, size_t n);
+
+/* The code point (U+0000 to U+10FFFF) of the valid 'k'-byte UTF-8
+ * sequence at 's', 'k' being what util_utf8_len() returned for it (1 to
+ * 4): what util_utf8_hidden() looks up, and the number vpowerctl --json
+ * writes in a \u escape. */
+uint32_t util_utf8_codepoint(const char *s, size_t k);
 
 /* True if the valid 'k'-byte UTF-8 sequence at 's' is a character that
  * prints as nothing, breaks the line or reorders what follows: the soft

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -281,10 +282,14 @@ call_once(const struct opts *o, struct proto_request *req,
 }
 
 /* Pretty JSON on stdout, always valid UTF-8 and free of terminal
- * controls: json-c copies string bytes as received, so invalid UTF-8
- * becomes U+FFFD and DEL and the C1 controls (valid UTF-8 that json-c
- * leaves raw, CSI among them) become \u escapes.  Outside strings the
- * text is ASCII, so this never touches the structure. */
+ * controls and of characters that hide or reorder text: json-c escapes
+ * the C0 controls in strings but copies every other byte as received,
+ * so invalid UTF-8 becomes U+FFFD, and DEL, the C1 controls (CSI among
+ * them) and the util_utf8_hidden() characters (a right-to-left override
+ * in a domain name could reverse the line) become \u escapes, which
+ * decode to the same string.  All of these are in the BMP, so one \u
+ * each.  Outside strings the text is ASCII with C0 only as layout, so
+ * this never touches the structure. */
 static void
 print_json(struct json_object *o)
 {
@@ -294,17 +299,23 @@ print_json(struct json_object *o)
         | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
     char *text = util_utf8_replace(s, n, &n);
 
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b = (unsigned char) text[i];
+    for (size_t i = 0; i < n;) {
+        const char *c = text + i;
+        size_t k = util_utf8_len(c, n - i);
 
-        if (b == 0x7f) {
-            fputs("\\u007f", stdout);
-        } else if (b == 0xc2 && i + 1 < n
-                   && (unsigned char) text[i + 1] < 0xa0) {
-            printf("\\u%04x", (unsigned char) text[++i]);
+        if (!k) {
+            /* util_utf8_replace() leaves none; never pass one raw. */
+            fputs("\\ufffd", stdout);
+            k = 1;
+        } else if (util_utf8_unprintable(c, k)
+                   && !(k == 1 && (unsigned char) c[0] < 0x20)) {
+            /* A C0 byte here is the layout's newline: json-c has
+             * already escaped those in strings. */
+            printf("\\u%04" PRIx32, util_utf8_codepoint(c, k));
         } else {
-            putchar(b);
+            fwrite(c, 1, k, stdout);
         }
+        i += k;
     }
     putchar('\n');
     free(text);

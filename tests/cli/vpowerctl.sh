@@ -10,8 +10,10 @@
 # the dummy driver's pin table and survives as domain metadata; the
 # override spreads at once; a domain name holding an escape sequence and
 # invalid UTF-8 is valid UTF-8 (U+FFFD) in --json, escaped in columns and
-# in the log, never raw; stopping vpowerd removes the socket, after which
-# vpowerctl exits 3 with its hint.
+# in the log, never raw, and one holding bidirectional and invisible
+# characters is \u escapes in --json and escaped in columns; stopping
+# vpowerd removes the socket, after which vpowerctl exits 3 with its
+# hint.
 set -eu
 T=$(basename "$0" .sh)
 . "$(dirname "$0")/lib.sh"
@@ -93,22 +95,32 @@ expect 0 "" explain db --json
 [ "$(jq_py "j['reason']")" = performance ] || fail "explain db: $OUT"
 expect 0 "" set-policy db balanced
 
-# A hostile domain name, as libvirt may report one.
+# Hostile domain names, as libvirt may report them.
 # ESC, 0xff (not UTF-8), DEL and U+009B (CSI as a C1 control).
 printf 'bad\xff\x1b[31m\x7f\xc2\x9bvm 1 5\n' >> "$CLI_TMP/doms"
+# U+202E (right-to-left override: the rest of the line reads backwards),
+# U+200B (zero-width space), U+FEFF (byte-order mark), U+2028 (line
+# separator).
+printf 'rtl\xe2\x80\xaeevil\xe2\x80\x8b\xef\xbb\xbf\xe2\x80\xa8vm 1 5\n' \
+    >> "$CLI_TMP/doms"
 for ((i = 0; i < 50; i++)); do
     run list --names
-    grep -q '^bad' "$CLI_TMP/out" && break
+    grep -q '^bad' "$CLI_TMP/out" && grep -q '^rtl' "$CLI_TMP/out" && break
     sleep 0.1
 done
 expect 0 "" list --json
-python3 - "$CLI_TMP/out" <<'EOP' || fail "list --json with a bad name: $(cat -A "$CLI_TMP/out" | grep bad)"
+python3 - "$CLI_TMP/out" <<'EOP' || fail "list --json with bad names: $(cat -A "$CLI_TMP/out" | grep -E 'bad|rtl')"
 import json, sys
 raw = open(sys.argv[1], "rb").read()
-for b in (b"\x1b", b"\xff", b"\x7f", b"\xc2\x9b"):
-    assert b not in raw, "raw %r in --json" % b
+for c in ("\x1b", "\x7f", "\x9b", "\u202e", "\u200b", "\ufeff", "\u2028"):
+    assert c.encode("utf-8") not in raw, "raw %r in --json" % c
+assert b"\xff" not in raw, "raw 0xff in --json"
+for e in (b"\\u007f", b"\\u009b", b"\\u202e", b"\\u200b", b"\\ufeff",
+          b"\\u2028"):
+    assert e in raw, "no %s in --json" % e.decode()
 names = [v["name"] for v in json.loads(raw.decode("utf-8"))["vms"]]
 assert "bad\ufffd\x1b[31m\x7f\x9bvm" in names, names
+assert "rtl\u202eevil\u200b\ufeff\u2028vm" in names, names
 EOP
 CHECKS=$((CHECKS + 1))
 expect 0 "" list
@@ -116,13 +128,17 @@ expect 0 "" list
 grep -qF " bad"$'\xef\xbf\xbd''\x1b[31m\x7f\xc2\x9bvm ' "$CLI_TMP/out" ||
     fail "list: $(cat -A "$CLI_TMP/out")"
 ! grep -q $'\x1b' "$CLI_TMP/out" || fail "list printed ESC: $(cat -A "$CLI_TMP/out")"
+grep -qF ' rtl\xe2\x80\xaeevil\xe2\x80\x8b\xef\xbb\xbf\xe2\x80\xa8vm ' \
+    "$CLI_TMP/out" || fail "list: $(cat -A "$CLI_TMP/out")"
+! grep -q $'\xe2\x80\xae' "$CLI_TMP/out" ||
+    fail "list printed U+202E: $(cat -A "$CLI_TMP/out")"
 bad_id=$(awk '/ bad/ { print $1 }' "$CLI_TMP/out")
 expect 0 "" explain "$bad_id"
 ! grep -q $'\x1b' "$CLI_TMP/out" || fail "explain printed ESC: $(cat -A "$CLI_TMP/out")"
 grep -qaF 'bad\xff\x1b[31m\x7f\xc2\x9bvm' "$CLI_TMP/vpowerd.log" ||
     fail "bad name not logged escaped"
 ! grep -qa $'\x1b' "$CLI_TMP/vpowerd.log" || fail "ESC reached vpowerd's log"
-CHECKS=$((CHECKS + 4))
+CHECKS=$((CHECKS + 5))
 
 # Stopping removes the socket; then exit 3 with the hint.
 vpd_stop

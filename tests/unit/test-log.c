@@ -118,6 +118,47 @@ test_replace(void **state)
     free(r);
 }
 
+/* The code point of a valid sequence of each length: what
+ * util_utf8_hidden() looks up and vpowerctl --json writes as \uXXXX. */
+static void
+test_codepoint(void **state)
+{
+    assert_int_equal(util_utf8_codepoint("A", 1), 0x41);
+    assert_int_equal(util_utf8_codepoint("\x7f", 1), 0x7f);
+    assert_int_equal(util_utf8_codepoint("\xc2\x9b", 2), 0x9b);      /* CSI */
+    assert_int_equal(util_utf8_codepoint("\xc2\xad", 2), 0xad);      /* SHY */
+    assert_int_equal(util_utf8_codepoint("\xd8\x9c", 2), 0x61c);     /* ALM */
+    assert_int_equal(util_utf8_codepoint("\xe2\x80\x8b", 3), 0x200b);
+    assert_int_equal(util_utf8_codepoint("\xe2\x80\xae", 3), 0x202e);
+    assert_int_equal(util_utf8_codepoint("\xef\xbb\xbf", 3), 0xfeff);
+    assert_int_equal(util_utf8_codepoint("\xef\xbf\xbb", 3), 0xfffb);
+    assert_int_equal(util_utf8_codepoint("\xf0\x9f\x94\x8b", 4), 0x1f50b);
+    assert_int_equal(util_utf8_codepoint("\xf4\x8f\xbf\xbf", 4), 0x10ffff);
+    /* Every two- and three-byte sequence (the BMP above ASCII, where
+     * all that util_utf8_unprintable() names beyond C0 and DEL lies)
+     * decodes to the code point it encodes. */
+    for (uint32_t cp = 0x80; cp < 0x10000; cp++) {
+        char b[3];
+        size_t k;
+
+        if (cp >= 0xd800 && cp <= 0xdfff) {
+            continue;
+        }
+        if (cp < 0x800) {
+            b[0] = (char) (0xc0 | cp >> 6);
+            b[1] = (char) (0x80 | (cp & 0x3f));
+            k = 2;
+        } else {
+            b[0] = (char) (0xe0 | cp >> 12);
+            b[1] = (char) (0x80 | (cp >> 6 & 0x3f));
+            b[2] = (char) (0x80 | (cp & 0x3f));
+            k = 3;
+        }
+        assert_int_equal(util_utf8_len(b, k), k);
+        assert_int_equal(util_utf8_codepoint(b, k), cp);
+    }
+}
+
 int
 main(void)
 {
@@ -125,6 +166,7 @@ main(void)
         cmocka_unit_test(test_forged_line),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_replace),
+        cmocka_unit_test(test_codepoint),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
