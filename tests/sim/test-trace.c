@@ -196,10 +196,13 @@ test_bitbrains(void)
 
     expect_bb_error("bb-text", "/bb-text/x.csv:2:", "not a number");
     expect_bb_error("bb-fields", "/bb-fields/x.csv:2:", "fields");
-    /* A header without the five columns read; a row wider than any
-     * header may be is counted whole. */
+    /* A header without the five columns read, or wider than a row may
+     * be (16 fields, BB_MAX_FIELDS); a row wider than any header may be
+     * is counted whole. */
     expect_bb_error("bb-hdr4", "/bb-hdr4/x.csv:1:",
                     "header has 4 fields, expected 5 to 16");
+    expect_bb_error("bb-hdr17", "/bb-hdr17/x.csv:1:",
+                    "header has 17 fields, expected 5 to 16");
     expect_bb_error("bb-wide", "/bb-wide/x.csv:2:",
                     "20 fields, expected 11");
     expect_bb_error("bb-order", "/bb-order/x.csv:3:", "not increasing");
