@@ -129,16 +129,21 @@ done
 freed=1
 [ "$pins" = 1 ] && freed=0
 say "with vpowerd: host CPU $freed (the one it freed) over $measure_s s"
+own() { ctl status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cpu_seconds"])'; }
+c0=$(own)
 i0=$(irqs "$freed")
 after=$(vp_cpu_nonidle_pct "$freed" "$measure_s")
 irq_after=$(($(irqs "$freed") - i0))
+c1=$(own)
 echo "cpu$freed non-idle: $after %, $irq_after device interrupts   (without vpowerd, cpu1 was $before %, $irq_before interrupts)"
+awk -v a="$c0" -v b="$c1" -v s="$measure_s" 'BEGIN {
+    printf "vpowerd itself over those %d s: %.3f s of CPU time (%.2f %% of one CPU)\n", s, b - a, 100 * (b - a) / s }'
 echo "housekeeping (host services, interrupts and kernel workqueues follow the active set):"
 ctl status | grep -A2 '^Housekeeping:' || true
 
 say "a few metrics from the exporter (http://127.0.0.1:$port/metrics)"
 curl -s "http://127.0.0.1:$port/metrics" |
-    grep -E '^vpower_(up|active_cpus|power_watts|cpu_state|vm_energy_joules_total|decisions_total|housekeeping_state|cpu_interrupts_total)' |
+    grep -E '^vpower_(up|active_cpus|power_watts|cpu_state|vm_energy_joules_total|decisions_total|daemon_cpu_seconds_total|housekeeping_state|cpu_interrupts_total)' |
     grep -v ' 0$' | head -n 24
 
 say "stopping vpowerd: it restores every pin, interrupt and cpuset it changed"
