@@ -46,7 +46,9 @@ tests/fuzz/fuzz-model: $(srcdir)/tests/fuzz/fuzz-model.c $(FUZZ_POLICY_SRC)
 	$(AM_V_CC)$(MKDIR_P) tests/fuzz && $(FUZZ_CLANG) $(FUZZ_FLAGS) \
 	  -o $@ $(srcdir)/tests/fuzz/fuzz-model.c $(FUZZ_POLICY_SRC) -lm
 
-fuzz-conf fuzz-model:
+# Runs a file parser's target over a copy of its corpus; trace.mk's
+# fuzz-trace is one more such parser and uses this recipe too.
+fuzz-conf fuzz-model fuzz-trace:
 	@command -v $(FUZZ_CLANG) >/dev/null || \
 	  { echo "$@: $(FUZZ_CLANG) not found"; exit 1; }
 	$(MAKE) $(AM_MAKEFLAGS) tests/fuzz/$@
@@ -59,5 +61,6 @@ fuzz: fuzz-conf fuzz-model
 CLEANFILES += tests/fuzz/fuzz-conf tests/fuzz/fuzz-model
 clean-local: clean-fuzz-parsers
 clean-fuzz-parsers:
-	rm -rf tests/fuzz/work-fuzz-conf tests/fuzz/work-fuzz-model
+	rm -rf tests/fuzz/work-fuzz-conf tests/fuzz/work-fuzz-model \
+	  tests/fuzz/work-fuzz-trace
 .PHONY: clean-fuzz-parsers

@@ -37,20 +37,9 @@ tests/fuzz/fuzz-trace: $(srcdir)/tests/fuzz/fuzz-trace.c $(FUZZ_TRACE_SRC) \
 	  $(FUZZ_POLICY_SRC) manager/libvpowermgr.a $(JSONC_LIBS) \
 	  $(LIBXML2_LIBS) -lm
 
-# The recording replays a policy decision per few dozen bytes, so inputs
-# stay at 8 KiB like the other file parsers'.
-fuzz-trace:
-	@command -v $(FUZZ_CLANG) >/dev/null || \
-	  { echo "$@: $(FUZZ_CLANG) not found"; exit 1; }
-	$(MAKE) $(AM_MAKEFLAGS) tests/fuzz/fuzz-trace
-	rm -rf tests/fuzz/work-trace && mkdir -p tests/fuzz/work-trace
-	cp $(srcdir)/tests/fuzz/corpus/trace/* tests/fuzz/work-trace/
-	tests/fuzz/fuzz-trace -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
-	  -timeout=10 tests/fuzz/work-trace
+# `make fuzz-trace` runs it with the file parsers' recipe in
+# reliability.mk: the recording replays a policy decision per few dozen
+# bytes, so inputs stay at 8 KiB like theirs.
 fuzz: fuzz-trace
 .PHONY: fuzz-trace
 CLEANFILES += tests/fuzz/fuzz-trace
-clean-local: clean-fuzz-trace
-clean-fuzz-trace:
-	rm -rf tests/fuzz/work-trace
-.PHONY: clean-fuzz-trace
