@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "sim/trace.h"
+#include "manager/record.h"
 #include "policy/num.h"
 
 #define REC_MAX_TOKENS 512
@@ -162,18 +163,6 @@ list_of(const char *s, unsigned n, bool neg, int64_t *out)
         out[k++] = neg ? (int64_t) v : (int64_t) u;
     }
     return k == n;
-}
-
-static uint64_t
-fnv1a(const char *s, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char) s[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
 }
 
 static void *
@@ -575,7 +564,7 @@ header_line(struct rp *p, char **tok, size_t nt, struct record_stats *st)
     if (!strcmp(tok[0], "ME")) {
         char err[256];
 
-        if (fnv1a(p->mt, p->mt_len) != p->mt_hash) {
+        if (rec_fnv1a64(p->mt, p->mt_len) != p->mt_hash) {
             return bad(p, "model text does not match its MODEL hash%s",
                        "");
         }

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manager/record.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 
@@ -338,17 +339,22 @@ first_token(const uint8_t *p, const uint8_t *e, const char *tok)
 
 /* A recording's model must match the FNV-1a hash on its MODEL line, so
  * a mutated model would never get past that check to pol_model_parse()
- * and the replay.  Writes the hash of the header's MT lines (the text
- * after "MT " plus '\n' each, up to the ME line, as sim/trace_record.c
- * computes it) over the last token of every MODEL line whose last token
- * has 16 bytes. */
+ * and the replay.  Writes the hash (rec_fnv1a64(), as vpowerd writes it
+ * and sim/trace_record.c checks it) of the header's MT lines (the text
+ * after "MT " plus '\n' each, up to the ME line) over the last token of
+ * every MODEL line whose last token has 16 bytes. */
 static void
 fix_model_hash(uint8_t *buf, size_t n)
 {
     uint8_t *end = buf + n, *p, *e;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    char hex[17];
+    /* The model text is at most the input, each MT line 3 bytes shorter
+     * and its '\n' at most one more. */
+    char *mt = malloc(n + 1), hex[17];
+    size_t len = 0;
 
+    if (!mt) {
+        abort();
+    }
     /* The first line is the VPREC header, not part of the model. */
     for (p = line_end(buf, end); p < end; p = e) {
         p++;
@@ -357,13 +363,14 @@ fix_model_hash(uint8_t *buf, size_t n)
             break;
         }
         if (e - p >= 3 && !memcmp(p, "MT ", 3)) {
-            for (const uint8_t *c = p + 3; c <= e; c++) {
-                h ^= c < e ? *c : '\n';
-                h *= UINT64_C(0x100000001b3);
-            }
+            memcpy(mt + len, p + 3, (size_t) (e - p - 3));
+            len += (size_t) (e - p - 3);
+            mt[len++] = '\n';
         }
     }
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long) h);
+    snprintf(hex, sizeof hex, "%016llx",
+             (unsigned long long) rec_fnv1a64(mt, len));
+    free(mt);
     for (p = line_end(buf, end); p < end; p = e) {
         p++;
         e = line_end(p, end);
