@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "manager/record.h"
+#include "manager/util.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 
@@ -160,18 +161,21 @@ unlink_file(const char *name)
     }
 }
 
-/* Aborts unless 's' (room for 'size' bytes) is NUL-terminated and holds
- * no C0 control character or DEL: a message or name for a terminal. */
+/* Aborts unless 's' (room for 'size' bytes) is NUL-terminated, valid
+ * UTF-8 and free of what text for people escapes
+ * (util_utf8_unprintable()): a message or name for a terminal. */
 static void
 check_text(const char *s, size_t size)
 {
     const char *end = memchr(s, '\0', size);
+    size_t k;
 
     if (!end) {
         abort();
     }
-    for (const char *c = s; c < end; c++) {
-        if ((unsigned char) *c < 0x20 || *c == 0x7f) {
+    for (const char *c = s; c < end; c += k) {
+        k = util_utf8_len(c, (size_t) (end - c));
+        if (!k || util_utf8_unprintable(c, k)) {
             abort();
         }
     }
