@@ -50,7 +50,8 @@ uint64_t sched_now_ns(const struct sched *);
 /* Reads CLOCK_MONOTONIC now. */
 uint64_t clk_now_ns(void);
 /* CPU time (user + system, all threads) this process has used since it
- * started, ns: what the power manager itself costs. */
+ * started, ns (0 if the clock cannot be read): what the power manager
+ * itself costs. */
 uint64_t clk_process_cpu_ns(void);
 
 #endif /* manager/sched.h */
