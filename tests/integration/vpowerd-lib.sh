@@ -156,8 +156,12 @@ vpd_start() {
         sleep 0.1
     done
     [ -x "$VPD_BIN" ] || { echo "vpowerd not built: $VPD_BIN" >&2; exit 99; }
+    # Emptied here, not by the job's own redirection: that runs in the
+    # child whenever it is scheduled, so a vpd_wait_log right after this
+    # could still match the previous run's lines in a reused log.
+    : > "$log"
     # 9>&-: a vpowerd that outlives its test must not hold the guest lock.
-    "$VPD_BIN" --foreground "$@" > "$log" 2>&1 9>&- &
+    "$VPD_BIN" --foreground "$@" >> "$log" 2>&1 9>&- &
     VPD_PID=$!
 }
 
