@@ -73,11 +73,8 @@ log_msg(enum log_level lvl, const char *module, const char *fmt, ...)
 bool
 log_rl_allow(struct log_rl *rl)
 {
-    struct timespec ts;
-    uint64_t now;
+    uint64_t now = util_clock_ns(CLOCK_MONOTONIC);
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
     if (rl->last_ns == 0) {
         rl->last_ns = now;
     } else if (rl->per_min) {

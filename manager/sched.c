@@ -62,28 +62,16 @@ struct sched {
     int depth;                      /* >0 while dispatching. */
 };
 
-/* Clock 'id' in ns; 0 if it cannot be read. */
-static uint64_t
-clk_read_ns(clockid_t id)
-{
-    struct timespec ts;
-
-    if (clock_gettime(id, &ts) < 0) {
-        return 0;
-    }
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 uint64_t
 clk_now_ns(void)
 {
-    return clk_read_ns(CLOCK_MONOTONIC);
+    return util_clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t
 clk_process_cpu_ns(void)
 {
-    return clk_read_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return util_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static void tfd_cb(int fd, uint32_t events, void *aux);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void
@@ -440,4 +441,15 @@ util_utf8_replace(const char *s, size_t n, size_t *outn)
         *outn = o;
     }
     return out;
+}
+
+uint64_t
+util_clock_ns(clockid_t id)
+{
+    struct timespec ts;
+
+    if (clock_gettime(id, &ts) < 0) {
+        return 0;
+    }
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }

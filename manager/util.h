@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 void *xmalloc(size_t);
 void *xcalloc(size_t n, size_t size);
@@ -128,6 +129,10 @@ char *util_escape_dup(const char *s);
  * byte of an invalid sequence replaced by U+FFFD, NUL-terminated; '*outn'
  * (if not NULL) gets its length.  Fresh string, free() it. */
 char *util_utf8_replace(const char *s, size_t n, size_t *outn);
+
+/* Clock 'id' (CLOCK_MONOTONIC, a CPU-time clock...) in nanoseconds; 0
+ * if it cannot be read. */
+uint64_t util_clock_ns(clockid_t id);
 
 #define XNEW(T) ((T *) xcalloc(1, sizeof(T)))
 #define XNEWARRAY(T, N) ((T *) xcalloc((N), sizeof(T)))

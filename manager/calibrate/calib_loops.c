@@ -48,7 +48,7 @@ loop_main(void *arg)
     struct calib_loops *s = l->set;
     volatile unsigned long x = l->cpu;
     cpu_set_t set;
-    struct timespec ts;
+    uint64_t cpu;
     int r;
 
     CPU_ZERO(&set);
@@ -64,12 +64,10 @@ loop_main(void *arg)
             x = x * 2862933555777941757ul + 3037000493ul;
         }
     }
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
-        pthread_mutex_lock(&s->mu);
-        s->cpu_ns += (unsigned long long) ts.tv_sec * 1000000000ull
-                     + (unsigned long long) ts.tv_nsec;
-        pthread_mutex_unlock(&s->mu);
-    }
+    cpu = util_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    pthread_mutex_lock(&s->mu);
+    s->cpu_ns += cpu;                  /* 0 if the clock is unreadable. */
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -144,11 +142,8 @@ loops_start(void *aux, const struct cpuset *cpus, char *err, size_t errlen)
 static uint64_t
 loops_now_ns(void *aux)
 {
-    struct timespec ts;
-
     (void) aux;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    return util_clock_ns(CLOCK_MONOTONIC);
 }
 
 static void

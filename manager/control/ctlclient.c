@@ -43,10 +43,7 @@ ctlc_fail(struct ctlc *c, enum ctlc_err kind, const char *fmt, ...)
 static uint64_t
 ctlc_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+    return util_clock_ns(CLOCK_MONOTONIC) / 1000000u;
 }
 
 /* Milliseconds left until 'deadline', at least 0. */

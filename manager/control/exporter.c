@@ -94,10 +94,7 @@ struct exp_state {
 static uint64_t
 now_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+    return util_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* ---- vpowerd client ------------------------------------------------ */

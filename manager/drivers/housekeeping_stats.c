@@ -586,7 +586,6 @@ v1_pressure(struct hk *hk, struct hk_pressure *out)
     char dir[HK_PATH_MAX];
     const struct hk_v1_reading *old;
     uint64_t ns = 0, now;
-    struct timespec ts;
     unsigned k;
     int error;
 
@@ -601,8 +600,7 @@ v1_pressure(struct hk *hk, struct hk_pressure *out)
             return error;
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    now = util_clock_ns(CLOCK_MONOTONIC);
     if (!hk->v1_n) {
         hk->v1_waited_ns = ns;
     } else if (ns > hk->v1_delay_ns) {
