@@ -224,4 +224,11 @@ demand_floors(struct pol_state *st, const struct pol_input *in)
         }
         apply_wishes(st, vm, v, boost, &set);
     }
+    st->n_lvl_moved = 0;
+    for (unsigned di = 0; di < st->m->n_domains; di++) {
+        if (in->override_performance || st->dom_max[di] || st->dom_floor[di]
+            || in->thermal_cap_khz[di]) {
+            st->lvl_moved[st->n_lvl_moved++] = (uint16_t) di;
+        }
+    }
 }

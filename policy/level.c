@@ -187,8 +187,9 @@ level_build(struct pol_state *st)
         const struct pol_domain *d = &m->domains[di];
 
         for (unsigned l = 0; l < st->n_levels; l++) {
-            st->level_cap[di][l] =
-                pol_dom_capacity_at(d, d->opps[st->level_opp[di][l]].freq_khz);
+            st->level_khz[l][di] = d->opps[st->level_opp[di][l]].freq_khz;
+            st->level_cap[l][di] = pol_dom_capacity_at(d,
+                                                       st->level_khz[l][di]);
         }
     }
 }
@@ -197,8 +198,8 @@ level_build(struct pol_state *st)
  * under the thermal cap, raised to a VM's floor; nominal (or turbo) for
  * a boost or the override. */
 static uint32_t
-level_khz(const struct pol_state *st, const struct pol_input *in,
-          unsigned di, unsigned l)
+dom_level_khz(const struct pol_state *st, const struct pol_input *in,
+              unsigned di, unsigned l)
 {
     const struct pol_domain *d = &st->m->domains[di];
     uint32_t cap_khz = in->thermal_cap_khz[di];
@@ -226,10 +227,11 @@ level_khz(const struct pol_state *st, const struct pol_input *in,
     return f;
 }
 
-/* Fills st->lvl_khz / lvl_cap (one thread) for every domain at 'l'.
- * A level's row depends only on this decision's floors, caps and boosts,
- * so it is computed once per decision and copied after that (eval_plan()
- * runs ~2 x levels times). */
+/* Fills st->lvl_khz / lvl_cap (one thread) for every domain at 'l':
+ * the level's row from level_build(), recomputed only for the domains in
+ * lvl_moved[].  A level's row depends only on this decision's floors,
+ * caps and boosts, so it is computed once per decision and copied after
+ * that (eval_plan() runs ~2 x levels times). */
 void
 level_fill(struct pol_state *st, const struct pol_input *in, unsigned l)
 {
@@ -240,13 +242,16 @@ level_fill(struct pol_state *st, const struct pol_input *in, unsigned l)
         memcpy(st->lvl_cap, st->lc_cap[l], n * sizeof st->lvl_cap[0]);
         return;
     }
-    for (unsigned di = 0; di < n; di++) {
-        const struct pol_domain *d = &st->m->domains[di];
+    memcpy(st->lvl_khz, st->level_khz[l], n * sizeof st->lvl_khz[0]);
+    memcpy(st->lvl_cap, st->level_cap[l], n * sizeof st->lvl_cap[0]);
+    for (unsigned a = 0; a < st->n_lvl_moved; a++) {
+        unsigned di = st->lvl_moved[a];
 
-        st->lvl_khz[di] = level_khz(st, in, di, l);
-        st->lvl_cap[di] =
-            st->lvl_khz[di] == d->opps[st->level_opp[di][l]].freq_khz
-            ? st->level_cap[di][l] : pol_dom_capacity_at(d, st->lvl_khz[di]);
+        st->lvl_khz[di] = dom_level_khz(st, in, di, l);
+        st->lvl_cap[di] = st->lvl_khz[di] == st->level_khz[l][di]
+                          ? st->level_cap[l][di]
+                          : pol_dom_capacity_at(&st->m->domains[di],
+                                                st->lvl_khz[di]);
     }
     if (l < MAX_LEVELS) {
         memcpy(st->lc_khz[l], st->lvl_khz, n * sizeof st->lvl_khz[0]);

@@ -40,7 +40,6 @@ pol_state_destroy(struct pol_state *st)
     }
     pol_plan_destroy(st->tmp);
     free(st->level_opp);
-    free(st->level_cap);
     free(st->vm_class);
     free(st->vm_reason);
     free(st->vm_lat);
@@ -148,7 +147,6 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     n = st->max_vcpus = st->cfg.max_vcpus;
     st->tmp = pol_plan_create(0, 0);
     st->level_opp = calloc(m->n_domains, sizeof *st->level_opp);
-    st->level_cap = calloc(m->n_domains, sizeof *st->level_cap);
     st->vm_class = calloc(n, 1);
     st->vm_reason = calloc(n, 1);
     st->vm_lat = calloc(n, sizeof *st->vm_lat);
@@ -185,7 +183,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
         pol_state_destroy(st);
         return NULL;
     }
-    if (!st->tmp || !st->level_opp || !st->level_cap || !st->vm_class
+    if (!st->tmp || !st->level_opp || !st->vm_class
         || !st->vm_reason || !st->vm_lat || !st->excl_core
         || !st->excl_vcpu || !st->prev_core || !st->prev_key) {
         pol_state_destroy(st);

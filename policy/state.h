@@ -76,8 +76,10 @@ struct pol_state {
     unsigned n_levels;
     uint32_t level_ppm[MAX_LEVELS];
     uint8_t (*level_opp)[MAX_LEVELS];    /* [n_domains] */
-    uint32_t (*level_cap)[MAX_LEVELS];   /* [n_domains] one thread's
-                                          * capacity at that point. */
+    /* Per level and domain that point and one thread's capacity there:
+     * level_fill()'s row for the domains no floor, cap or boost moves. */
+    uint32_t level_khz[MAX_LEVELS][POL_MAX_DOMAINS];
+    uint32_t level_cap[MAX_LEVELS][POL_MAX_DOMAINS];
 
     /* Hysteresis. */
     bool have_prev;
@@ -111,6 +113,10 @@ struct pol_state {
     } trim_by[POL_MAX_CPUS];
     uint32_t dom_floor[POL_MAX_DOMAINS];
     bool dom_max[POL_MAX_DOMAINS];
+    uint16_t lvl_moved[POL_MAX_DOMAINS]; /* Domains whose points a floor,
+                                          * thermal cap, boost or the
+                                          * override may move. */
+    unsigned n_lvl_moved;
     bool dom_act[POL_MAX_DOMAINS];
     uint32_t lvl_khz[POL_MAX_DOMAINS];   /* Scratch for one level. */
     uint32_t lvl_cap[POL_MAX_DOMAINS];
@@ -327,8 +333,8 @@ ctl_mw(const struct pol_state *st, uint32_t mw)
 
 /* ---- level.c: frequency levels -------------------------------------- */
 
-/* Builds st->n_levels, level_ppm[], level_opp[][] and level_cap[][]
- * from the model (once, from pol_state_create()). */
+/* Builds st->n_levels, level_ppm[], level_opp[][], level_khz[][] and
+ * level_cap[][] from the model (once, from pol_state_create()). */
 void level_build(struct pol_state *st);
 
 /* Whether level 'a' runs every domain at least as fast as level 'b'. */
@@ -412,7 +418,9 @@ void demand_sum(struct pol_state *st, const struct pol_input *in);
 
 /* Frequency floors, boosts and latency bounds by domain and CPU
  * (dom_floor, dom_max, lat_limit): a packed VM's apply to the pool's
- * cores, an exclusive VM's to its own. */
+ * cores, an exclusive VM's to its own.  Then lvl_moved[], the domains
+ * where these, a thermal cap or the override may move a level's
+ * point. */
 void demand_floors(struct pol_state *st, const struct pol_input *in);
 
 /* ---- misfit.c: own cores for packed vCPUs too big for the pool ------ */
