@@ -87,18 +87,56 @@ assign_exclusive(struct pol_state *st, const struct pol_input *in,
     return true;
 }
 
+/* Unmanaged VM 'v''s load stays on its fixed CPUs.  The cores of one
+ * that may not share SMT siblings leave the pool (core_use 3): awake for
+ * it, no other VM's vCPU on their usable threads (iso.c). */
+static void
+fixed_load(struct pol_state *st, const struct pol_input *in, size_t v)
+{
+    const struct pol_vm *vm = &in->vms[v];
+    struct cpuset fx;
+    uint64_t sum = 0;
+    unsigned n;
+
+    cpuset_or(&st->fixed_all, &st->fixed_all, &vm->fixed);
+    cpuset_and(&fx, &vm->fixed, &st->all);
+    n = cpuset_count(&fx);
+    for (uint32_t j = 0; j < vm->n_vcpus; j++) {
+        sum += in->vcpus[vm->first_vcpu + j].load.avg_cap;
+    }
+    CPUSET_FOREACH (c, &fx) {
+        unsigned kc = st->core_of_cpu[c];
+
+        st->core_fixed[kc] += (uint32_t) (sum / n);
+        if (!vm->policy.share_smt && !in->sched_core
+            && core_usable_threads(st, kc, &st->usable)) {
+            st->core_use[kc] = 3;
+            core_cpus(st, kc, &st->usable, &st->smt_private);
+        } else if (cpuset_has(&st->usable, (unsigned) c)
+                   && !st->core_use[kc]) {
+            st->core_use[kc] = 2;
+        }
+    }
+}
+
 void
 own_classify(struct pol_state *st, const struct pol_input *in)
 {
     uint64_t now = in->now_ns;
     bool override = in->override_performance;
 
-    /* Classes, latency bounds. */
     memset(st->core_use, 0, sizeof st->core_use);
     memset(st->core_fixed, 0, sizeof st->core_fixed);
     memset(st->dom_floor, 0, sizeof st->dom_floor);
     memset(st->dom_max, 0, sizeof st->dom_max);
     memset(st->lat_limit, -1, sizeof st->lat_limit);
+    for (size_t i = 0; i < in->n_vcpus; i++) {
+        st->excl_core[i] = NO_CORE;
+    }
+    cpuset_zero(&st->fixed_all);
+    cpuset_zero(&st->smt_private);
+    st->n_excl_vm = 0;
+    /* Classes, latency bounds, unmanaged load. */
     for (size_t v = 0; v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
         bool lat = active_until(vm->hints.latency_until_ns, now);
@@ -111,56 +149,16 @@ own_classify(struct pol_state *st, const struct pol_input *in)
         if (vm->unmanaged) {
             st->vm_class[v] = C_UNMANAGED;
             st->vm_reason[v] = POL_R_UNMANAGED;
+            fixed_load(st, in, v);
         } else if (override || vm->policy.kind == POL_PERFORMANCE || lat) {
             st->vm_class[v] = C_EXCLUSIVE;
             st->vm_reason[v] = override ? POL_R_OVERRIDE
                                : vm->policy.kind == POL_PERFORMANCE
                                ? POL_R_PERFORMANCE : POL_R_LATENCY_HINT;
+            st->excl_vm[st->n_excl_vm++] = (uint32_t) v;
         } else {
             st->vm_class[v] = C_PACKED;
             st->vm_reason[v] = POL_R_PACKED;
-        }
-    }
-    for (size_t i = 0; i < in->n_vcpus; i++) {
-        st->excl_core[i] = NO_CORE;
-    }
-    cpuset_zero(&st->fixed_all);
-    cpuset_zero(&st->smt_private);
-    for (size_t v = 0; v < in->n_vms; v++) {
-        if (st->vm_class[v] == C_UNMANAGED) {
-            cpuset_or(&st->fixed_all, &st->fixed_all, &in->vms[v].fixed);
-        }
-    }
-
-    /* Unmanaged load stays on its fixed CPUs.  The cores of one that may
-     * not share SMT siblings leave the pool (core_use 3): awake for it,
-     * no other VM's vCPU on their usable threads (iso.c). */
-    for (size_t v = 0; v < in->n_vms; v++) {
-        const struct pol_vm *vm = &in->vms[v];
-        struct cpuset fx;
-        uint64_t sum = 0;
-        unsigned n;
-
-        if (st->vm_class[v] != C_UNMANAGED) {
-            continue;
-        }
-        cpuset_and(&fx, &vm->fixed, &st->all);
-        n = cpuset_count(&fx);
-        for (uint32_t j = 0; j < vm->n_vcpus; j++) {
-            sum += in->vcpus[vm->first_vcpu + j].load.avg_cap;
-        }
-        CPUSET_FOREACH (c, &fx) {
-            unsigned kc = st->core_of_cpu[c];
-
-            st->core_fixed[kc] += (uint32_t) (sum / n);
-            if (!vm->policy.share_smt && !in->sched_core
-                && core_usable_threads(st, kc, &st->usable)) {
-                st->core_use[kc] = 3;
-                core_cpus(st, kc, &st->usable, &st->smt_private);
-            } else if (cpuset_has(&st->usable, (unsigned) c)
-                       && !st->core_use[kc]) {
-                st->core_use[kc] = 2;
-            }
         }
     }
 }
@@ -186,9 +184,10 @@ own_assign(struct pol_state *st, const struct pol_input *in)
         size_t want = 0, have = 0;
 
         if (pass == 2) {
-            for (size_t v = 0; v < in->n_vms; v++) {
-                if (st->vm_reason[v] == POL_R_OVERRIDE) {
-                    want += in->vms[v].n_vcpus;
+            /* Only own_classify()'s exclusive VMs have this reason. */
+            for (size_t x = 0; x < st->n_excl_vm; x++) {
+                if (st->vm_reason[st->excl_vm[x]] == POL_R_OVERRIDE) {
+                    want += in->vms[st->excl_vm[x]].n_vcpus;
                 }
             }
             for (unsigned kc = 0; kc < st->n_cores; kc++) {
@@ -196,7 +195,9 @@ own_assign(struct pol_state *st, const struct pol_input *in)
                         && core_usable_threads(st, kc, usable);
             }
         }
-        for (size_t v = 0; v < in->n_vms; v++) {
+        for (size_t x = 0; x < st->n_excl_vm; x++) {
+            size_t v = st->excl_vm[x];
+
             if (!in_pass(st, &in->vms[v], v, pass)) {
                 continue;
             }

@@ -45,6 +45,7 @@ pol_state_destroy(struct pol_state *st)
     free(st->vm_lat);
     free(st->excl_core);
     free(st->excl_vcpu);
+    free(st->excl_vm);
     free(st->prev_core);
     free(st->prev_key);
     free(st->bigc);
@@ -152,6 +153,7 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     st->vm_lat = calloc(n, sizeof *st->vm_lat);
     st->excl_core = calloc(n, sizeof *st->excl_core);
     st->excl_vcpu = calloc(n, sizeof *st->excl_vcpu);
+    st->excl_vm = calloc(n, sizeof *st->excl_vm);
     st->prev_core = calloc(n, sizeof *st->prev_core);
     st->prev_key = calloc(n, sizeof *st->prev_key);
     st->bigc = calloc(n, sizeof *st->bigc);
@@ -185,7 +187,8 @@ pol_state_create(const struct pol_model *m, const struct pol_config *c)
     }
     if (!st->tmp || !st->level_opp || !st->vm_class
         || !st->vm_reason || !st->vm_lat || !st->excl_core
-        || !st->excl_vcpu || !st->prev_core || !st->prev_key) {
+        || !st->excl_vcpu || !st->excl_vm || !st->prev_core
+        || !st->prev_key) {
         pol_state_destroy(st);
         return NULL;
     }

@@ -194,6 +194,9 @@ struct pol_state {
                                           * vCPUs of exclusive VMs with an
                                           * own core, ascending. */
     size_t n_excl;
+    uint32_t *excl_vm;                   /* [max_vcpus] the VMs own_classify()
+                                          * made C_EXCLUSIVE, ascending. */
+    size_t n_excl_vm;
     uint16_t *prev_core;                 /* Last decision's own core. */
     uint32_t *prev_key;
     /* This decision's input summary (pol_decide(), demand_sum()). */
