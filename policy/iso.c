@@ -272,7 +272,7 @@ iso_points(struct pol_state *st, const struct pol_input *in)
     double g = 100.0 / (100 - st->cfg.headroom_pct);
 
     memset(st->iso_khz, 0, sizeof st->iso_khz);
-    for (size_t v = 0; v < in->n_vms; v++) {
+    for (size_t v = 0; st->n_iso && v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
 
         if (st->vm_class[v] != C_ISOLATED) {
@@ -364,19 +364,20 @@ iso_trim(struct pol_state *st, const struct pol_input *in,
     const struct pol_config *cfg = &st->cfg;
     bool any = false;
 
-    for (size_t v = 0; in->cpu_busy_ppm && v < in->n_vms; v++) {
+    for (size_t v = 0; st->n_iso && in->cpu_busy_ppm && v < in->n_vms; v++) {
         const struct pol_vm *vm = &in->vms[v];
-        bool save = vm->policy.kind == POL_POWERSAVE
-                    || active_until(vm->hints.batch_until_ns, in->now_ns);
-        double g = 100.0 / (100 - (save ? cfg->powersave_headroom_pct
-                                        : cfg->headroom_pct));
-        double budget = 0;
+        bool save;
+        double g, budget = 0;
         uint16_t cand[POL_MAX_CPUS];
         unsigned n = 0;
 
         if (st->vm_class[v] != C_ISOLATED) {
             continue;
         }
+        save = vm->policy.kind == POL_POWERSAVE
+               || active_until(vm->hints.batch_until_ns, in->now_ns);
+        g = 100.0 / (100 - (save ? cfg->powersave_headroom_pct
+                                 : cfg->headroom_pct));
         /* Its recent demand: per vCPU the lesser of its average and its
          * last period (a whole core while warming up), as the pool's. */
         for (uint32_t j = 0; j < vm->n_vcpus; j++) {
