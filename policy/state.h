@@ -111,6 +111,9 @@ struct pol_state {
         double u;                        /* Measured load / capacity. */
         unsigned i;                      /* Index in its candidates. */
     } trim_by[POL_MAX_CPUS];
+    double trim_top[POL_MAX_CPUS];       /* trim_cores(): each candidate's
+                                          * capacity at its planned
+                                          * point. */
     uint32_t dom_floor[POL_MAX_DOMAINS];
     bool dom_max[POL_MAX_DOMAINS];
     uint16_t lvl_moved[POL_MAX_DOMAINS]; /* Domains whose points a floor,

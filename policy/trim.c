@@ -48,19 +48,27 @@ trim_ok(const struct pol_state *st, const struct pol_input *in,
            && st->dom_ncpus[di] == st->core_nsib[kc];
 }
 
-/* Capacity core 'kc' offers at 'khz': one thread, times
- * smt_capacity_pct when two or more of its threads are usable. */
+/* Capacity core 'kc' offers with one thread of capacity 'thr': 'thr',
+ * times smt_capacity_pct when two or more of its threads are usable. */
 static double
-core_cap_at(const struct pol_state *st, const struct cpuset *usable,
-            unsigned kc, uint32_t khz)
+core_cap(const struct pol_state *st, const struct cpuset *usable,
+         unsigned kc, uint32_t thr)
 {
     unsigned nt = 0;
-    double c = dom_cap_at(st, st->core_dom[kc], khz);
+    double c = thr;
 
     for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
         nt += cpuset_has(usable, st->core_cpu[kc][s]);
     }
     return nt >= 2 ? c * st->m->smt_capacity_pct / 100.0 : c;
+}
+
+/* Capacity core 'kc' offers at 'khz' (core_cap()). */
+static double
+core_cap_at(const struct pol_state *st, const struct cpuset *usable,
+            unsigned kc, uint32_t khz)
+{
+    return core_cap(st, usable, kc, dom_cap_at(st, st->core_dom[kc], khz));
 }
 
 /* Busiest first; candidate order among equals (deterministic). */
@@ -130,7 +138,8 @@ core_load(const struct pol_state *st, const struct pol_input *in,
 /* Puts each candidate core 'cand[0..n)' that may be trimmed at the point
  * of its measured load, scales the estimate's busy shares to it, keeps
  * st->trim_by[] (load per capacity at the new point) and lowers
- * '*total' (planned capacity) by what the cores give up. */
+ * '*total' (planned capacity, st->trim_top[] per core) by what the
+ * cores give up. */
 static void
 lower_cores(struct pol_state *st, const struct pol_input *in,
             const struct cpuset *usable, const uint16_t *cand, unsigned n,
@@ -143,7 +152,7 @@ lower_cores(struct pol_state *st, const struct pol_input *in,
         unsigned kc = cand[i], di = st->core_dom[kc];
         const struct pol_domain *d = &m->domains[di];
         double w, tmax, gain, cap;
-        uint32_t top = p->dom_freq_khz[di], prev;
+        uint32_t top = p->dom_freq_khz[di], prev, thr;
 
         if (!trim_ok(st, in, kc, di) || !top || st->race[di]
             || !core_load(st, in, usable, kc, &w, &tmax, &gain)) {
@@ -164,13 +173,15 @@ lower_cores(struct pol_state *st, const struct pol_input *in,
         if (st->dom_floor[di] > prev) {
             prev = st->dom_floor[di] < top ? st->dom_floor[di] : top;
         }
-        cap = core_cap_at(st, usable, kc, prev);
-        *total -= core_cap_at(st, usable, kc, top) - cap;
+        /* 'top' is still the planned point trim_top[i] is for: a core
+         * alone in its domain is the only one that moves it. */
+        thr = prev < top ? dom_cap_at(st, di, prev) : 0;
+        cap = prev < top ? core_cap(st, usable, kc, thr) : st->trim_top[i];
+        *total -= st->trim_top[i] - cap;
         st->trim_by[i].u = w / cap;
         if (prev < top) {
             /* The energy estimate's busy shares at the lower point. */
-            double r = (double) dom_cap_at(st, di, top)
-                       / dom_cap_at(st, di, prev);
+            double r = (double) dom_cap_at(st, di, top) / thr;
 
             for (unsigned s = 0; s < st->core_nsib[kc]; s++) {
                 unsigned c = st->core_cpu[kc][s];
@@ -243,7 +254,8 @@ trim_cores(struct pol_state *st, const struct pol_input *in,
 
         st->trim_by[i] = (struct trim_key) { .u = 0, .i = i };
         top_of[di] = p->dom_freq_khz[di];
-        total += core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
+        st->trim_top[i] = core_cap_at(st, usable, kc, p->dom_freq_khz[di]);
+        total += st->trim_top[i];
     }
     lower_cores(st, in, usable, cand, n, &total, p);
     if (total < budget) {
