@@ -67,6 +67,8 @@ cycle_destroy(struct vpd *d)
     free(cy->vm_j);
     free(cy->vm_busy_j);
     free(cy->acts);
+    free(cy->st);
+    free(cy->st_src);
     free(cy);
     d->cyc = NULL;
 }
@@ -331,16 +333,16 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
     unsigned n_fine = 0, n_drv = 0;
 
     for (vm = d->vms; vm; vm = next) {
-        struct drv_vcpu_stat st[vm->n_vcpus ? vm->n_vcpus : 1];
-        uint8_t src[vm->n_vcpus ? vm->n_vcpus : 1];
         size_t n = 0;
         int r;
 
         next = vm->next;
-        for (unsigned i = 0; i < vm->n_vcpus; i++) {
-            vm->vcpus[i].sampled = false;
+        if (vm->n_vcpus > cy->cap_st) {
+            cy->cap_st = vm->n_vcpus;
+            cy->st = xrealloc(cy->st, cy->cap_st * sizeof *cy->st);
+            cy->st_src = xrealloc(cy->st_src, cy->cap_st);
         }
-        r = cycle_read_vcpus(d, vm, st, src, vm->n_vcpus, &n);
+        r = cycle_read_vcpus(d, vm, cy->st, cy->st_src, vm->n_vcpus, &n);
         if (r == -ENOENT) {
             LOG_INFO("domain %s gone", vm->dom.name);
             cycle_drop_vm(d, vm);
@@ -348,13 +350,14 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
         }
         if (r < 0) {
             count_error(d, VPD_E_LIBVIRT);
-            continue;
+            n = 0;
         }
-        for (unsigned i = 0; i < vm->n_vcpus && i < n; i++) {
-            if (sample_vcpu(d, &vm->vcpus[i], &st[i], src[i],
-                            interval_ns)) {
-                n_fine += src[i] == CYCLE_SRC_FINE;
-                n_drv += src[i] == CYCLE_SRC_DRV;
+        for (unsigned i = 0; i < vm->n_vcpus; i++) {
+            vm->vcpus[i].sampled = false;
+            if (i < n && sample_vcpu(d, &vm->vcpus[i], &cy->st[i],
+                                     cy->st_src[i], interval_ns)) {
+                n_fine += cy->st_src[i] == CYCLE_SRC_FINE;
+                n_drv += cy->st_src[i] == CYCLE_SRC_DRV;
             }
         }
     }

@@ -136,6 +136,11 @@ struct cycle {
     double *vm_j, *vm_busy_j;       /* [cap_vms] joules per input VM. */
     struct pol_action *acts;
     size_t cap_acts;
+    /* One VM's vCPU counters and their sources (cycle_read_vcpus), as
+     * each sample reads them; 'cap_st' vCPUs, grown as needed. */
+    struct drv_vcpu_stat *st;
+    uint8_t *st_src;
+    size_t cap_st;
     struct pol_plan *baseline;
     uint32_t busy_ppm[POL_MAX_CPUS];/* Busy of each CPU last interval,
                                      * UINT32_MAX unknown. */
