@@ -60,6 +60,7 @@ cycle_destroy(struct vpd *d)
     }
     pol_plan_destroy(cy->baseline);
     free(cy->pvms);
+    free(cy->pvm_fixed);
     free(cy->pvcpus);
     free(cy->vm_of);
     free(cy->vcpu_of);
@@ -396,6 +397,10 @@ ensure_capacity(struct vpd *d, size_t n_vms, size_t n_vcpus)
         cc = cc ? 2 * cc : 16;
     }
     cy->pvms = xrealloc(cy->pvms, cv * sizeof *cy->pvms);
+    cy->pvm_fixed = xrealloc(cy->pvm_fixed, cv * sizeof *cy->pvm_fixed);
+    for (size_t i = cy->cap_vms; i < cv; i++) {
+        cy->pvm_fixed[i] = true;        /* New slots hold garbage. */
+    }
     cy->vm_of = xrealloc(cy->vm_of, cv * sizeof *cy->vm_of);
     cy->pvcpus = xrealloc(cy->pvcpus, cc * sizeof *cy->pvcpus);
     cy->vcpu_of = xrealloc(cy->vcpu_of, cc * sizeof *cy->vcpu_of);
@@ -427,11 +432,13 @@ ensure_capacity(struct vpd *d, size_t n_vms, size_t n_vcpus)
     cy->cap_vcpus = cc;
 }
 
-/* Fills the input's VM and vCPU arrays from the registry. */
+/* Fills the input's VM and vCPU arrays from the registry, and d->applied's
+ * VM part from what each VM has in force now (in the same order). */
 static void
 input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
 {
     struct cycle *cy = d->cyc;
+    struct pol_plan *a = d->applied;
     size_t nv = 0, nc = 0;
 
     for (struct vpd_vm *vm = d->vms; vm; vm = vm->next) {
@@ -439,26 +446,34 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
 
         /* Field by field, 'fixed' copied from an empty set: GCC turns
          * a clear of the struct or the set into a string store whose
-         * start-up cost, once per VM, exceeds the copy. */
+         * start-up cost, once per VM, exceeds the copy.  The copy itself
+         * is the dearest field, so a slot known empty is left so. */
         p->id = (uint32_t) vm->dom.id;
         p->policy = vm->policy;
         p->hints = vm->hints;
         p->unmanaged = vm->unmanaged || vm->migr_frozen;
-        p->fixed = no_cpus;
         if (vm->migr_frozen) {
             /* Migrating: planned around where its vCPUs are allowed. */
+            p->fixed = no_cpus;
             for (unsigned i = 0; i < vm->n_vcpus; i++) {
                 cpuset_or(&p->fixed, &p->fixed, &vm->vcpus[i].applied);
             }
+            cy->pvm_fixed[nv] = true;
         } else if (vm->dom.static_pinning || vm->unmanaged) {
             cpuset_and(&p->fixed, &vm->dom.static_cpus, &cy->managed);
             if (vm->unmanaged && cpuset_empty(&p->fixed)) {
                 p->fixed = vm->dom.static_cpus;
             }
+            cy->pvm_fixed[nv] = true;
+        } else if (cy->pvm_fixed[nv]) {
+            p->fixed = no_cpus;
+            cy->pvm_fixed[nv] = false;
         }
         p->first_vcpu = (uint32_t) nc;
         p->n_vcpus = vm->n_vcpus;
         cy->vm_of[nv] = vm;
+        a->vm_emulator[nv] = vm->emu_applied;
+        a->vm_reason[nv] = (uint8_t) vm->reason;
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
             struct pol_vcpu *pc = &cy->pvcpus[nc];
 
@@ -467,10 +482,14 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
             pc->load = vm->vcpus[i].load;
             pc->cpu = vm->vcpus[i].cpu;
             cy->vcpu_of[nc] = &vm->vcpus[i];
+            a->vcpu_allowed[nc] = vm->vcpus[i].applied;
+            a->vcpu_vm[nc] = (uint32_t) nv;
             nc++;
         }
         nv++;
     }
+    a->n_vms = nv;
+    a->n_vcpus = nc;
     *n_vms = nv;
     *n_vcpus = nc;
 }
@@ -518,25 +537,6 @@ build_input(struct vpd *d, struct pol_input *in)
     in->cpu_ran_khz = cy->in_khz;
     memcpy(d->thermal_cap_khz, in->thermal_cap_khz,
            sizeof d->thermal_cap_khz);
-}
-
-/* Rewrites d->applied's VM part from what each VM has in force now. */
-static void
-build_applied(struct vpd *d, const struct pol_input *in)
-{
-    struct cycle *cy = d->cyc;
-    struct pol_plan *a = d->applied;
-
-    a->n_vms = in->n_vms;
-    a->n_vcpus = in->n_vcpus;
-    for (size_t i = 0; i < in->n_vms; i++) {
-        a->vm_emulator[i] = cy->vm_of[i]->emu_applied;
-        a->vm_reason[i] = (uint8_t) cy->vm_of[i]->reason;
-    }
-    for (size_t i = 0; i < in->n_vcpus; i++) {
-        a->vcpu_allowed[i] = cy->vcpu_of[i]->applied;
-        a->vcpu_vm[i] = in->vcpus[i].vm;
-    }
 }
 
 void
@@ -1130,7 +1130,6 @@ decide_apply(struct vpd *d, struct pol_input *in)
             cpuset_clr(&d->plan->offline, c);
         }
     }
-    build_applied(d, in);
     while ((n = pol_plan_diff(d->applied, d->plan, cy->acts,
                               cy->cap_acts)) == -ENOSPC) {
         cy->cap_acts = cy->cap_acts ? 2 * cy->cap_acts : 64;

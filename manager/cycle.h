@@ -127,6 +127,8 @@ struct cycle {
     unsigned offline_tries[POL_MAX_CPUS];
     /* Policy input and its back-references, grown as needed. */
     struct pol_vm *pvms;
+    bool *pvm_fixed;                /* [cap_vms] pvms[i].fixed may be
+                                     * non-empty (else it is empty). */
     struct pol_vcpu *pvcpus;
     struct vpd_vm **vm_of;          /* Input VM index -> VM. */
     struct vpd_vcpu **vcpu_of;      /* Input vCPU index -> vCPU. */
