@@ -75,25 +75,32 @@ vm_parse(const struct simhost *s, const char *uuid, size_t *i)
     return 0;
 }
 
+/* The host-local index of the VM named 'uuid', by parsing it. */
+static int
+vm_find(struct simhost *s, const char *uuid, size_t *i)
+{
+    int r = vm_parse(s, uuid, i);
+
+    if (r == 0) {
+        s->last_vm = *i;
+    }
+    return r;
+}
+
 /* The host-local index of the VM named 'uuid'.  The cycle asks for its
  * VMs in trace order, so the VM after the last one found is tried first
  * by its name (a name is vm_uuid(i) exactly when vm_parse() reads i),
- * which is cheaper than parsing. */
-static int
+ * which is cheaper than parsing.  Inline: the cycle asks once per VM. */
+static inline int
 vm_index(struct simhost *s, const char *uuid, size_t *i)
 {
     size_t g = s->last_vm + 1 < s->n_vms ? s->last_vm + 1 : 0;
-    int r;
 
     if (g < s->n_vms && !strcmp(uuid, s->uuids[g])) {
         *i = s->last_vm = g;
         return 0;
     }
-    r = vm_parse(s, uuid, i);
-    if (r == 0) {
-        s->last_vm = *i;
-    }
-    return r;
+    return vm_find(s, uuid, i);
 }
 
 struct simhost *
