@@ -217,6 +217,7 @@ cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
         if (*p == gone) {
             *p = gone->next;
             d->n_vms--;
+            d->cyc->applied_stale = true;
             if (h->vm_gone) {
                 h->vm_gone(h->aux, gone);
             }
@@ -427,18 +428,22 @@ ensure_capacity(struct vpd *d, size_t n_vms, size_t n_vcpus)
     pol_plan_destroy(cy->baseline);
     d->plan = np;
     d->applied = na;
+    cy->applied_stale = true;
     cy->baseline = nb;
     cy->cap_vms = cv;
     cy->cap_vcpus = cc;
 }
 
 /* Fills the input's VM and vCPU arrays from the registry, and d->applied's
- * VM part from what each VM has in force now (in the same order). */
+ * VM part from what each VM has in force now (in the same order).  A slot
+ * that holds the same VM or vCPU as at the last build already holds its
+ * set (cycle.applied_stale), so only moved ones are copied. */
 static void
 input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
 {
     struct cycle *cy = d->cyc;
     struct pol_plan *a = d->applied;
+    bool stale = cy->applied_stale;
     size_t nv = 0, nc = 0;
 
     for (struct vpd_vm *vm = d->vms; vm; vm = vm->next) {
@@ -471,18 +476,23 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
         }
         p->first_vcpu = (uint32_t) nc;
         p->n_vcpus = vm->n_vcpus;
+        if (stale || cy->vm_of[nv] != vm) {
+            a->vm_emulator[nv] = vm->emu_applied;
+        }
         cy->vm_of[nv] = vm;
-        a->vm_emulator[nv] = vm->emu_applied;
         a->vm_reason[nv] = (uint8_t) vm->reason;
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
             struct pol_vcpu *pc = &cy->pvcpus[nc];
+            struct vpd_vcpu *vc = &vm->vcpus[i];
 
             pc->vm = (uint32_t) nv;
-            pc->idx = vm->vcpus[i].idx;
-            pc->load = vm->vcpus[i].load;
-            pc->cpu = vm->vcpus[i].cpu;
-            cy->vcpu_of[nc] = &vm->vcpus[i];
-            a->vcpu_allowed[nc] = vm->vcpus[i].applied;
+            pc->idx = vc->idx;
+            pc->load = vc->load;
+            pc->cpu = vc->cpu;
+            if (stale || cy->vcpu_of[nc] != vc) {
+                a->vcpu_allowed[nc] = vc->applied;
+            }
+            cy->vcpu_of[nc] = vc;
             a->vcpu_vm[nc] = (uint32_t) nv;
             nc++;
         }
@@ -490,6 +500,7 @@ input_vms(struct vpd *d, size_t *n_vms, size_t *n_vcpus)
     }
     a->n_vms = nv;
     a->n_vcpus = nc;
+    cy->applied_stale = false;
     *n_vms = nv;
     *n_vcpus = nc;
 }
@@ -717,10 +728,11 @@ exec_pin(struct vpd *d, const struct pol_action *x)
         r = d->hv_ops->pin_vcpu(d->hv, vm->dom.uuid, vc->idx, &x->set);
     }
     if (r == 0) {
+        /* d->applied's slots follow (cycle.applied_stale). */
         if (emu) {
-            vm->emu_applied = x->set;
+            vm->emu_applied = a->vm_emulator[x->vm] = x->set;
         } else {
-            vc->applied = x->set;
+            vc->applied = a->vcpu_allowed[x->vcpu] = x->set;
         }
         d->n_actions[x->type]++;
     } else if (r != -ENOENT) {
@@ -832,6 +844,7 @@ pretend(struct vpd *d)
     for (size_t i = 0; i < p->n_vcpus; i++) {
         cy->vcpu_of[i]->applied = p->vcpu_allowed[i];
     }
+    cy->applied_stale = true;
     d->applied->active = p->active;
     d->applied->offline = p->offline;
     memcpy(d->applied->dom_freq_khz, p->dom_freq_khz,

@@ -132,6 +132,11 @@ struct cycle {
     struct pol_vcpu *pvcpus;
     struct vpd_vm **vm_of;          /* Input VM index -> VM. */
     struct vpd_vcpu **vcpu_of;      /* Input vCPU index -> vCPU. */
+    bool applied_stale;             /* Some VM's or vCPU's set in force
+                                     * changed other than by the cycle's
+                                     * pins, which keep d->applied's
+                                     * slots of vm_of/vcpu_of current:
+                                     * the next build copies all slots. */
     size_t cap_vms, cap_vcpus;
     /* Energy attribution's input and output, the same capacities. */
     struct attrib_vcpu *attr_vcpus; /* [cap_vcpus] */

@@ -72,6 +72,7 @@ init_vcpus(struct vpd *d, struct vpd_vm *vm, unsigned from, unsigned to)
         }
         vc->applied = vc->original;
     }
+    d->cyc->applied_stale = true;
     find_threads(d, vm);
     if (cycle_read_vcpus(d, vm, st, src, to, &n) == 0) {
         for (unsigned i = from; i < to && i < n; i++) {
@@ -120,6 +121,7 @@ vm_add(struct vpd *d, const struct drv_dom *dom)
         vm->emu_original = host_all(d);
     }
     vm->emu_applied = vm->emu_original;
+    d->cyc->applied_stale = true;
     read_policy(d, vm);
     if (dom->migrated_in) {
         vmreg_arrived(d, vm);
