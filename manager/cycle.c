@@ -235,12 +235,13 @@ cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
 /* Samples 'vm''s vCPUs: the driver gives the CPU each ran on, halt-poll
  * time and run and ready time; the vcpu_counters hook may replace run and
  * ready time with a finer source.  src[i] says which.  Returns the
- * driver's result. */
-int
-cycle_read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
-                 uint8_t *src, size_t max, size_t *n)
+ * driver's result.  Inline: sample_vms() reads every VM each period. */
+static inline int
+read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
+           uint8_t *src, size_t max, size_t *n)
 {
     struct cycle *cy = d->cyc;
+    size_t got;
     int r;
 
     /* Drivers fill what they know; fields appended to drv_vcpu_stat later
@@ -250,14 +251,21 @@ cycle_read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
     if (r < 0) {
         return r;
     }
-    for (size_t i = 0; i < *n && i < max; i++) {
+    got = *n < max ? *n : max;
+    for (size_t i = 0; i < got; i++) {
         src[i] = CYCLE_SRC_DRV;
     }
     if (cy->hooks.vcpu_counters) {
-        cy->hooks.vcpu_counters(cy->hooks.aux, vm, st, src,
-                                *n < max ? *n : max);
+        cy->hooks.vcpu_counters(cy->hooks.aux, vm, st, src, got);
     }
     return 0;
+}
+
+int
+cycle_read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
+                 uint8_t *src, size_t max, size_t *n)
+{
+    return read_vcpus(d, vm, st, src, max, n);
 }
 
 /* Folds vCPU 'vc''s new counters 'st' into its load.  Returns false if
@@ -344,7 +352,7 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             cy->st = xrealloc(cy->st, cy->cap_st * sizeof *cy->st);
             cy->st_src = xrealloc(cy->st_src, cy->cap_st);
         }
-        r = cycle_read_vcpus(d, vm, cy->st, cy->st_src, vm->n_vcpus, &n);
+        r = read_vcpus(d, vm, cy->st, cy->st_src, vm->n_vcpus, &n);
         if (r == -ENOENT) {
             LOG_INFO("domain %s gone", vm->dom.name);
             cycle_drop_vm(d, vm);
