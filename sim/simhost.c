@@ -16,6 +16,16 @@
 #include "sim/halt.h"
 #include "sim/xalloc.h"
 
+/* A vCPU's counter increments over the model's current period, as
+ * hv_vcpu_stats() worked them out, for simhost_commit() to add without
+ * working them out again.  They hold while 'at_s' is the model's
+ * period_s: a step lengthens the period, and the commit marks them unread
+ * (-1) as it starts a new one. */
+struct period_read {
+    double at_s;
+    uint64_t time_ns, delay_ns, poll_ns;
+};
+
 struct simhost {
     struct exec_host *h;
     const struct pol_model *m;
@@ -31,6 +41,7 @@ struct simhost {
     bool disabled[POL_MAX_CPUS][DRV_MAX_IDLE];
     /* Cumulative counters up to the start of the current period. */
     uint64_t *time_ns, *delay_ns, *poll_ns;
+    struct period_read *read;     /* Per vCPU. */
     uint64_t idle_us[POL_MAX_CPUS];
     /* The vCPUs and VMs pinned since the last commit, each listed once
      * (the flags say which are listed): the only sets the commit must
@@ -145,6 +156,10 @@ simhost_create(struct exec_host *h, size_t n_vms, const uint32_t *n_vcpus,
     s->time_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->time_ns);
     s->delay_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->delay_ns);
     s->poll_ns = sim_xcalloc(nv ? nv : 1, sizeof *s->poll_ns);
+    s->read = sim_xcalloc(nv ? nv : 1, sizeof *s->read);
+    for (size_t v = 0; v < nv; v++) {
+        s->read[v].at_s = -1;
+    }
     s->pin_vcpus = sim_xcalloc(nv ? nv : 1, sizeof *s->pin_vcpus);
     s->vcpu_listed = sim_xcalloc(nv ? nv : 1, sizeof *s->vcpu_listed);
     s->pin_vms = sim_xcalloc(n_vms ? n_vms : 1, sizeof *s->pin_vms);
@@ -166,6 +181,7 @@ simhost_destroy(struct simhost *s)
     free(s->time_ns);
     free(s->delay_ns);
     free(s->poll_ns);
+    free(s->read);
     free(s->pin_vcpus);
     free(s->vcpu_listed);
     free(s->pin_vms);
@@ -227,11 +243,19 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
         int cpu = h->applied ? h->vcpu_cpu[v] : -1;
         uint32_t cap = cpu >= 0 && (unsigned) cpu < m->n_cpus
                        && cpu < POL_MAX_CPUS ? cpu_cap[cpu] : 0;
+        struct period_read *pr = &s->read[v];
 
         fed += busy * (cap ? cap : POL_CAPACITY_SCALE) / POL_CAPACITY_SCALE;
-        s->time_ns[v] += ns_of(h->busy_s[v] + poll);
-        s->delay_ns[v] += ns_of(h->ready_s[v]);
-        s->poll_ns[v] += ns_of(poll);
+        if (pr->at_s == h->period_s) {
+            s->time_ns[v] += pr->time_ns;
+            s->delay_ns[v] += pr->delay_ns;
+            s->poll_ns[v] += pr->poll_ns;
+        } else {
+            s->time_ns[v] += ns_of(h->busy_s[v] + poll);
+            s->delay_ns[v] += ns_of(h->ready_s[v]);
+            s->poll_ns[v] += ns_of(poll);
+        }
+        pr->at_s = -1;
     }
     for (unsigned c = 0; c < m->n_cpus && h->period_s > 0; c++) {
         double idle = h->period_s - h->cpu_busy_period[c];
@@ -312,12 +336,17 @@ hv_vcpu_stats(struct drv_hv *hv, const char *uuid,
     for (size_t k = 0; k < *n; k++) {
         size_t v = s->first[i] + k;
         double poll = h->period_s > 0 ? halt_period_poll_s(h, v) : 0;
+        struct period_read *pr = &s->read[v];
 
-        out[k].time_ns = s->time_ns[v] + ns_of(h->busy_s[v] + poll);
-        out[k].delay_ns = s->delay_ns[v] + ns_of(h->ready_s[v]);
+        pr->at_s = h->period_s;
+        pr->time_ns = ns_of(h->busy_s[v] + poll);
+        pr->delay_ns = ns_of(h->ready_s[v]);
+        pr->poll_ns = ns_of(poll);
+        out[k].time_ns = s->time_ns[v] + pr->time_ns;
+        out[k].delay_ns = s->delay_ns[v] + pr->delay_ns;
         out[k].has_delay = true;
         out[k].cpu = h->applied ? h->vcpu_cpu[v] : -1;
-        out[k].halt_poll_ns = s->poll_ns[v] + ns_of(poll);
+        out[k].halt_poll_ns = s->poll_ns[v] + pr->poll_ns;
         out[k].has_halt = s->halt_stats;
     }
     return 0;
