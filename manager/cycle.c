@@ -935,13 +935,22 @@ log_decision(struct vpd *d, int n_acts)
 }
 
 /* Per-CPU busy for the energy estimate: measured residency where the host
- * gives one, else the vCPU loads on that CPU. */
+ * gives one, else the vCPU loads on that CPU (summed only when some CPU
+ * needs them: a walk of every vCPU). */
 static void
 busy_estimate(struct vpd *d)
 {
     struct cycle *cy = d->cyc;
     uint32_t from_vcpus[POL_MAX_CPUS];
+    bool needed = false;
 
+    for (unsigned c = 0; c < d->n_cpus && !needed; c++) {
+        needed = cy->busy_ppm[c] == UINT32_MAX
+                 || !cpuset_has(&cy->managed, c);
+    }
+    if (!needed) {
+        return;
+    }
     memset(from_vcpus, 0, sizeof(uint32_t) * d->n_cpus);
     for (struct vpd_vm *vm = d->vms; vm; vm = vm->next) {
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
