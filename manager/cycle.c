@@ -234,14 +234,15 @@ cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
 
 /* Samples 'vm''s vCPUs: the driver gives the CPU each ran on, halt-poll
  * time and run and ready time; the vcpu_counters hook may replace run and
- * ready time with a finer source.  src[i] says which.  Returns the
- * driver's result.  Inline: sample_vms() reads every VM each period. */
+ * ready time with a finer source.  src[i] says which where there is that
+ * hook; without it every counter is the driver's and 'src' is left as it
+ * was (setting it is a memset call per VM).  Returns the driver's
+ * result.  Inline: sample_vms() reads every VM each period. */
 static inline int
 read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
            uint8_t *src, size_t max, size_t *n)
 {
     struct cycle *cy = d->cyc;
-    size_t got;
     int r;
 
     /* Drivers fill what they know; fields appended to drv_vcpu_stat later
@@ -251,11 +252,12 @@ read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
     if (r < 0) {
         return r;
     }
-    got = *n < max ? *n : max;
-    for (size_t i = 0; i < got; i++) {
-        src[i] = CYCLE_SRC_DRV;
-    }
     if (cy->hooks.vcpu_counters) {
+        size_t got = *n < max ? *n : max;
+
+        for (size_t i = 0; i < got; i++) {
+            src[i] = CYCLE_SRC_DRV;
+        }
         cy->hooks.vcpu_counters(cy->hooks.aux, vm, st, src, got);
     }
     return 0;
@@ -265,7 +267,14 @@ int
 cycle_read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
                  uint8_t *src, size_t max, size_t *n)
 {
-    return read_vcpus(d, vm, st, src, max, n);
+    int r = read_vcpus(d, vm, st, src, max, n);
+
+    if (r == 0 && !d->cyc->hooks.vcpu_counters) {
+        for (size_t i = 0; i < *n && i < max; i++) {
+            src[i] = CYCLE_SRC_DRV;
+        }
+    }
+    return r;
 }
 
 /* Folds vCPU 'vc''s new counters 'st' into its load.  Returns false if
@@ -340,6 +349,8 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
 {
     struct cycle *cy = d->cyc;
     struct vpd_vm *vm, *next;
+    /* Whether st_src says whose each counter is (read_vcpus). */
+    bool has_src = cy->hooks.vcpu_counters != NULL;
     unsigned n_fine = 0, n_drv = 0;
 
     for (vm = d->vms; vm; vm = next) {
@@ -363,11 +374,13 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             n = 0;
         }
         for (unsigned i = 0; i < vm->n_vcpus; i++) {
+            uint8_t src = has_src && i < n ? cy->st_src[i] : CYCLE_SRC_DRV;
+
             vm->vcpus[i].sampled = false;
-            if (i < n && sample_vcpu(d, &vm->vcpus[i], &cy->st[i],
-                                     cy->st_src[i], interval_ns)) {
-                n_fine += cy->st_src[i] == CYCLE_SRC_FINE;
-                n_drv += cy->st_src[i] == CYCLE_SRC_DRV;
+            if (i < n && sample_vcpu(d, &vm->vcpus[i], &cy->st[i], src,
+                                     interval_ns)) {
+                n_fine += src == CYCLE_SRC_FINE;
+                n_drv += src == CYCLE_SRC_DRV;
             }
         }
     }
