@@ -18,17 +18,6 @@
 
 #include "manager/drivers/sysfs.h"
 
-uint64_t
-halt_adjusted_busy_ns(uint64_t busy_ns, uint64_t poll_success_ns_delta,
-                      uint64_t poll_fail_ns_delta)
-{
-    uint64_t poll = poll_success_ns_delta + poll_fail_ns_delta;
-    if (poll < poll_success_ns_delta || poll >= busy_ns) {
-        return 0;
-    }
-    return busy_ns - poll;
-}
-
 int
 halt_stats_field(struct halt_stats *per_vcpu, unsigned max,
                  const char *name, uint64_t value)

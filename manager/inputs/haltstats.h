@@ -37,10 +37,19 @@ struct halt_stats {
 };
 
 /* Busy time minus the halt-poll spin of the same interval, never below
- * zero (counters sampled at slightly different instants). */
-uint64_t halt_adjusted_busy_ns(uint64_t busy_ns,
-                               uint64_t poll_success_ns_delta,
-                               uint64_t poll_fail_ns_delta);
+ * zero (counters sampled at slightly different instants).  Inline: the
+ * cycle adjusts every vCPU's sample. */
+static inline uint64_t
+halt_adjusted_busy_ns(uint64_t busy_ns, uint64_t poll_success_ns_delta,
+                      uint64_t poll_fail_ns_delta)
+{
+    uint64_t poll = poll_success_ns_delta + poll_fail_ns_delta;
+
+    if (poll < poll_success_ns_delta || poll >= busy_ns) {
+        return 0;
+    }
+    return busy_ns - poll;
+}
 
 /* Folds one libvirt typed parameter into 'per_vcpu' ([max], zeroed by
  * the caller).  Returns 1 if 'name' was a halt field (stored), 0 if it is
