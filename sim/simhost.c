@@ -228,6 +228,20 @@ ns_of(double s)
     return round_u64(s * 1e9);
 }
 
+/* Works vCPU 'v''s counter increments over the model's current period,
+ * 'poll_s' of it halt-poll time, out into s->read[v]. */
+static void
+read_period(struct simhost *s, size_t v, double poll_s)
+{
+    const struct exec_host *h = s->h;
+    struct period_read *pr = &s->read[v];
+
+    pr->at_s = h->period_s;
+    pr->time_ns = ns_of(h->busy_s[v] + poll_s);
+    pr->delay_ns = ns_of(h->ready_s[v]);
+    pr->poll_ns = ns_of(poll_s);
+}
+
 double
 simhost_commit(struct simhost *s, const uint32_t *cap_khz)
 {
@@ -246,15 +260,12 @@ simhost_commit(struct simhost *s, const uint32_t *cap_khz)
         struct period_read *pr = &s->read[v];
 
         fed += busy * (cap ? cap : POL_CAPACITY_SCALE) / POL_CAPACITY_SCALE;
-        if (pr->at_s == h->period_s) {
-            s->time_ns[v] += pr->time_ns;
-            s->delay_ns[v] += pr->delay_ns;
-            s->poll_ns[v] += pr->poll_ns;
-        } else {
-            s->time_ns[v] += ns_of(h->busy_s[v] + poll);
-            s->delay_ns[v] += ns_of(h->ready_s[v]);
-            s->poll_ns[v] += ns_of(poll);
+        if (pr->at_s != h->period_s) {
+            read_period(s, v, poll);
         }
+        s->time_ns[v] += pr->time_ns;
+        s->delay_ns[v] += pr->delay_ns;
+        s->poll_ns[v] += pr->poll_ns;
         pr->at_s = -1;
     }
     for (unsigned c = 0; c < m->n_cpus && h->period_s > 0; c++) {
@@ -335,13 +346,9 @@ hv_vcpu_stats(struct drv_hv *hv, const char *uuid,
     *n = s->nvc[i] < max ? s->nvc[i] : max;
     for (size_t k = 0; k < *n; k++) {
         size_t v = s->first[i] + k;
-        double poll = h->period_s > 0 ? halt_period_poll_s(h, v) : 0;
-        struct period_read *pr = &s->read[v];
+        const struct period_read *pr = &s->read[v];
 
-        pr->at_s = h->period_s;
-        pr->time_ns = ns_of(h->busy_s[v] + poll);
-        pr->delay_ns = ns_of(h->ready_s[v]);
-        pr->poll_ns = ns_of(poll);
+        read_period(s, v, h->period_s > 0 ? halt_period_poll_s(h, v) : 0);
         out[k].time_ns = s->time_ns[v] + pr->time_ns;
         out[k].delay_ns = s->delay_ns[v] + pr->delay_ns;
         out[k].has_delay = true;
