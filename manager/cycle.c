@@ -235,12 +235,12 @@ cycle_drop_vm(struct vpd *d, struct vpd_vm *gone)
 /* Samples 'vm''s vCPUs: the driver gives the CPU each ran on, halt-poll
  * time and run and ready time; the vcpu_counters hook may replace run and
  * ready time with a finer source.  src[i] says which where there is that
- * hook; without it every counter is the driver's and 'src' is left as it
- * was (setting it is a memset call per VM).  Returns the driver's
- * result.  Inline: sample_vms() reads every VM each period. */
+ * hook or 'all_src'; otherwise every counter is the driver's and 'src'
+ * is left as it was (setting it is a memset call per VM).  Returns the
+ * driver's result.  Inline: sample_vms() reads every VM each period. */
 static inline int
 read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
-           uint8_t *src, size_t max, size_t *n)
+           uint8_t *src, bool all_src, size_t max, size_t *n)
 {
     struct cycle *cy = d->cyc;
     int r;
@@ -252,13 +252,15 @@ read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
     if (r < 0) {
         return r;
     }
-    if (cy->hooks.vcpu_counters) {
+    if (cy->hooks.vcpu_counters || all_src) {
         size_t got = *n < max ? *n : max;
 
         for (size_t i = 0; i < got; i++) {
             src[i] = CYCLE_SRC_DRV;
         }
-        cy->hooks.vcpu_counters(cy->hooks.aux, vm, st, src, got);
+        if (cy->hooks.vcpu_counters) {
+            cy->hooks.vcpu_counters(cy->hooks.aux, vm, st, src, got);
+        }
     }
     return 0;
 }
@@ -267,14 +269,7 @@ int
 cycle_read_vcpus(struct vpd *d, struct vpd_vm *vm, struct drv_vcpu_stat *st,
                  uint8_t *src, size_t max, size_t *n)
 {
-    int r = read_vcpus(d, vm, st, src, max, n);
-
-    if (r == 0 && !d->cyc->hooks.vcpu_counters) {
-        for (size_t i = 0; i < *n && i < max; i++) {
-            src[i] = CYCLE_SRC_DRV;
-        }
-    }
-    return r;
+    return read_vcpus(d, vm, st, src, true, max, n);
 }
 
 /* Folds vCPU 'vc''s new counters 'st' into its load.  Returns false if
@@ -363,7 +358,7 @@ sample_vms(struct vpd *d, uint64_t interval_ns)
             cy->st = xrealloc(cy->st, cy->cap_st * sizeof *cy->st);
             cy->st_src = xrealloc(cy->st_src, cy->cap_st);
         }
-        r = read_vcpus(d, vm, cy->st, cy->st_src, vm->n_vcpus, &n);
+        r = read_vcpus(d, vm, cy->st, cy->st_src, false, vm->n_vcpus, &n);
         if (r == -ENOENT) {
             LOG_INFO("domain %s gone", vm->dom.name);
             cycle_drop_vm(d, vm);
