@@ -942,6 +942,14 @@ log_decision(struct vpd *d, int n_acts)
     }
 }
 
+/* Whether CPU 'c''s busy share for the energy estimate comes from the
+ * vCPU loads on it: unmeasured, or not managed. */
+static bool
+busy_from_vcpus(const struct cycle *cy, unsigned c)
+{
+    return cy->busy_ppm[c] == UINT32_MAX || !cpuset_has(&cy->managed, c);
+}
+
 /* Per-CPU busy for the energy estimate: measured residency where the host
  * gives one, else the vCPU loads on that CPU (summed only when some CPU
  * needs them: a walk of every vCPU). */
@@ -953,8 +961,7 @@ busy_estimate(struct vpd *d)
     bool needed = false;
 
     for (unsigned c = 0; c < d->n_cpus && !needed; c++) {
-        needed = cy->busy_ppm[c] == UINT32_MAX
-                 || !cpuset_has(&cy->managed, c);
+        needed = busy_from_vcpus(cy, c);
     }
     if (!needed) {
         return;
@@ -974,8 +981,7 @@ busy_estimate(struct vpd *d)
         }
     }
     for (unsigned c = 0; c < d->n_cpus; c++) {
-        if (cy->busy_ppm[c] == UINT32_MAX
-            || !cpuset_has(&cy->managed, c)) {
+        if (busy_from_vcpus(cy, c)) {
             cy->busy_ppm[c] = from_vcpus[c];
         }
     }
